@@ -1,0 +1,1 @@
+"""Internals shared by every solver: problems, results, the registry and validation."""

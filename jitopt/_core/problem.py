@@ -1,0 +1,215 @@
+"""The problem/oracle interface: a domain (manifold) plus counted oracles."""
+
+import numpy as np
+
+__all__ = ["OracleCounts", "Problem", "FiniteSumProblem"]
+
+
+class OracleCounts:
+    """Counters of oracle calls.
+
+    Attributes
+    ----------
+    nfev : int
+        Cost evaluations (one per call, whatever the batch).
+    njev : int
+        Euclidean gradient evaluations (one per call, whatever the batch).
+    nifo : int
+        Per-sample gradients: a gradient over the sample indices ``idx`` adds ``len(idx)``;
+        a full gradient adds ``n_samples`` (1 for a plain :class:`Problem`).
+    """
+
+    __slots__ = ("nfev", "njev", "nifo")
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.nfev = 0
+        self.njev = 0
+        self.nifo = 0
+
+    def as_dict(self):
+        return {"nfev": self.nfev, "njev": self.njev, "nifo": self.nifo}
+
+    def __repr__(self):
+        return f"OracleCounts(nfev={self.nfev}, njev={self.njev}, nifo={self.nifo})"
+
+
+def _check_callable(name, f, required):
+    if f is None:
+        if required:
+            raise TypeError(f"{name} is required and must be callable")
+        return
+    if not callable(f):
+        raise TypeError(f"{name} must be callable, got {type(f).__name__}")
+
+
+class Problem:
+    r"""A smooth problem :math:`\min_{x \in \mathcal M} f(x)` with counted oracles.
+
+    Parameters
+    ----------
+    manifold : jitopt.manifolds.Manifold
+        The domain.
+    cost : callable
+        ``cost(x) -> float``, the cost at a point ``x`` (an array of shape
+        ``manifold.shape``).
+    egrad : callable, optional
+        ``egrad(x) -> ndarray``, the Euclidean gradient of (any smooth extension of) the
+        cost, of shape ``manifold.shape``. Solvers turn it into the Riemannian gradient with
+        ``manifold.euclidean_to_riemannian_gradient``.
+    cost_and_egrad : callable, optional
+        ``cost_and_egrad(x) -> (float, ndarray)``, both at once when they share work (for
+        PCA both need ``A @ x``). Solvers use it when they need both at the same point.
+    fopt, xopt : optional
+        The known optimal value and a known minimizer, when there are any (built-in
+        problems set them; the tour, tests and benchmarks measure errors against them).
+
+    Notes
+    -----
+    Oracles may be plain Python/NumPy callables or Numba-jitted functions; both are called
+    from the solver's Python-level loop, which in turn calls the manifold's compiled
+    kernels. A jitted oracle pays off when the oracle itself does elementwise work or
+    loops that NumPy would run as several passes; for BLAS-bound oracles such as
+    ``A @ x`` both are equally fast. Every call made through the problem is counted in
+    :attr:`counts`; the solvers report the counts in their result.
+    """
+
+    n_samples = 1
+
+    def __init__(self, manifold, cost, egrad=None, *, cost_and_egrad=None, fopt=None,
+                 xopt=None):
+        from ..manifolds import Manifold
+
+        if not isinstance(manifold, Manifold):
+            raise TypeError(
+                f"manifold must be a jitopt.manifolds.Manifold, got {type(manifold).__name__}"
+            )
+        _check_callable("cost", cost, required=cost_and_egrad is None)
+        _check_callable("egrad", egrad, required=cost_and_egrad is None)
+        _check_callable("cost_and_egrad", cost_and_egrad, required=False)
+        self.manifold = manifold
+        self._cost = cost
+        self._egrad = egrad
+        self._cost_and_egrad = cost_and_egrad
+        self.fopt = None if fopt is None else float(fopt)
+        self.xopt = xopt
+        self.counts = OracleCounts()
+
+    # -- oracles as the solvers see them (counted and checked) -------------------------
+
+    def _check_value(self, value, oracle):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{oracle} must return a scalar, got {type(value).__name__} "
+                f"of shape {np.shape(value)}"
+            ) from None
+
+    def _check_grad(self, g, oracle):
+        if not isinstance(g, np.ndarray) or g.shape != self.manifold.shape:
+            raise ValueError(
+                f"{oracle} must return an array of shape {self.manifold.shape} (the shape "
+                f"of a point), got {type(g).__name__} of shape {np.shape(g)}"
+            )
+        return g
+
+    def cost(self, x):
+        """Cost at ``x`` (counts one ``nfev``)."""
+        self.counts.nfev += 1
+        if self._cost is None:
+            return self._check_value(self._cost_and_egrad(x)[0], "cost_and_egrad")
+        return self._check_value(self._cost(x), "cost")
+
+    def egrad(self, x):
+        """Euclidean gradient at ``x`` (counts one ``njev``)."""
+        self.counts.njev += 1
+        self.counts.nifo += self.n_samples
+        if self._egrad is None:
+            return self._check_grad(np.asarray(self._cost_and_egrad(x)[1]), "cost_and_egrad")
+        return self._check_grad(self._egrad(x), "egrad")
+
+    def cost_and_egrad(self, x):
+        """Cost and Euclidean gradient at ``x`` (counts one ``nfev`` and one ``njev``)."""
+        if self._cost_and_egrad is None:
+            return self.cost(x), self.egrad(x)
+        self.counts.nfev += 1
+        self.counts.njev += 1
+        self.counts.nifo += self.n_samples
+        f, g = self._cost_and_egrad(x)
+        return (self._check_value(f, "cost_and_egrad"),
+                self._check_grad(g, "cost_and_egrad"))
+
+    def rgrad(self, x):
+        """Riemannian gradient at ``x``."""
+        return self.manifold.euclidean_to_riemannian_gradient(x, self.egrad(x))
+
+    def cost_and_rgrad(self, x):
+        """Cost and Riemannian gradient at ``x``."""
+        f, g = self.cost_and_egrad(x)
+        return f, self.manifold.euclidean_to_riemannian_gradient(x, g)
+
+    @property
+    def has_cost_and_egrad(self):
+        """Whether a fused cost-and-gradient oracle was given."""
+        return self._cost_and_egrad is not None
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.manifold!r})"
+
+
+class FiniteSumProblem(Problem):
+    r"""A finite sum :math:`\min_{x\in\mathcal M} \frac1n \sum_{i=1}^n f_i(x)`.
+
+    Parameters
+    ----------
+    manifold : jitopt.manifolds.Manifold
+        The domain.
+    cost : callable
+        ``cost(x, idx) -> float``: the mean of :math:`f_i(x)` over the sample indices
+        ``idx`` (an int64 array).
+    egrad : callable
+        ``egrad(x, idx) -> ndarray``: the mean of the Euclidean gradients of :math:`f_i`
+        over ``idx``.
+    n_samples : int
+        Number of terms ``n``.
+    fopt, xopt : optional
+        Known optimal value and minimizer, if any.
+
+    Notes
+    -----
+    ``cost(x)`` and ``egrad(x)`` without indices are the full mean. Each gradient call adds
+    ``len(idx)`` to ``counts.nifo`` (``n`` for a full gradient): the incremental first-order
+    oracle count of the variance-reduction literature.
+    """
+
+    def __init__(self, manifold, cost, egrad, n_samples, *, fopt=None, xopt=None):
+        if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):
+            raise TypeError(f"n_samples must be an int, got {type(n_samples).__name__}")
+        if n_samples < 1:
+            raise ValueError(f"n_samples must be at least 1, got {n_samples}")
+        super().__init__(manifold, cost, egrad, fopt=fopt, xopt=xopt)
+        self.n_samples = int(n_samples)
+        self.all_samples = np.arange(self.n_samples, dtype=np.int64)
+
+    def cost(self, x, idx=None):
+        """Mean cost over ``idx`` (all samples by default); counts one ``nfev``."""
+        self.counts.nfev += 1
+        idx = self.all_samples if idx is None else idx
+        return self._check_value(self._cost(x, idx), "cost")
+
+    def egrad(self, x, idx=None):
+        """Mean Euclidean gradient over ``idx`` (all by default); counts ``len(idx)`` IFO."""
+        idx = self.all_samples if idx is None else idx
+        self.counts.njev += 1
+        self.counts.nifo += len(idx)
+        return self._check_grad(self._egrad(x, idx), "egrad")
+
+    def cost_and_egrad(self, x):
+        return self.cost(x), self.egrad(x)
+
+    def rgrad(self, x, idx=None):
+        """Riemannian gradient of the mean over ``idx`` (all samples by default)."""
+        return self.manifold.euclidean_to_riemannian_gradient(x, self.egrad(x, idx))

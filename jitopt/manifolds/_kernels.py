@@ -1,0 +1,157 @@
+"""Numba kernels of the matrix manifolds (float64, C-contiguous inputs)."""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def sym(a):
+    return 0.5 * (a + a.T)
+
+
+# -- Stiefel / Grassmann / orthogonal group --------------------------------------------
+
+
+@njit(cache=True)
+def stiefel_projection(x, u):
+    """u - x sym(xᵀu): projection onto {v : xᵀv + vᵀx = 0}."""
+    return u - x @ sym(x.T @ u)
+
+
+@njit(cache=True)
+def horizontal_projection(x, u):
+    """u - x xᵀu: projection onto the horizontal space {v : xᵀv = 0} (Grassmann)."""
+    return u - x @ (x.T @ u)
+
+
+@njit(cache=True)
+def qr_retraction(x, u):
+    """Q factor of x + u with a positive diagonal in R (unique, so a function of x + u)."""
+    q, r = np.linalg.qr(x + u)
+    for j in range(q.shape[1]):
+        if r[j, j] < 0.0:
+            q[:, j] = -q[:, j]
+    return q
+
+
+@njit(cache=True)
+def polar_retraction(x, u):
+    """(x + u)((x + u)ᵀ(x + u))^(-1/2), the closest orthonormal matrix to x + u."""
+    m = x + u
+    w, v = np.linalg.eigh(m.T @ m)
+    return m @ ((v / np.sqrt(w)) @ v.T)
+
+
+@njit(cache=True)
+def cayley_retraction(x, u):
+    """(I - W/2)⁻¹(I + W/2) x with W = P u xᵀ - x uᵀ P, P = I - x xᵀ/2, in O(n p²).
+
+    W is skew with W x = u for tangent u; the Sherman-Morrison-Woodbury form of Wen & Yin
+    (2013, Lemma 4) writes W = A Bᵀ with A = [P u, x], B = [x, -P u] and gives
+    x + A (I - BᵀA/2)⁻¹ Bᵀx.
+    """
+    n, p = x.shape
+    pu = u - 0.5 * (x @ (x.T @ u))
+    a = np.empty((n, 2 * p))
+    b = np.empty((n, 2 * p))
+    a[:, :p] = pu
+    a[:, p:] = x
+    b[:, :p] = x
+    b[:, p:] = -pu
+    m = np.eye(2 * p) - 0.5 * (b.T @ a)
+    return x + a @ np.linalg.solve(m, b.T @ x)
+
+
+@njit(cache=True)
+def grassmann_exp(x, u):
+    """Geodesic from x with horizontal velocity u (Edelman, Arias & Smith 1998, Thm 2.3)."""
+    q, s, vt = np.linalg.svd(u, full_matrices=False)
+    y = (x @ vt.T) * np.cos(s) @ vt + (q * np.sin(s)) @ vt
+    # re-orthonormalise against rounding; the span is unchanged
+    return qr_retraction(y, np.zeros_like(y))
+
+
+@njit(cache=True)
+def grassmann_log(x, y):
+    """Horizontal u at x with exp_x(u) spanning span(y): u = Q atan(S) Vᵀ."""
+    ytx = y.T @ x
+    # (I - x xᵀ) y (xᵀy)⁻¹ = Q S Vᵀ; solve instead of inverting xᵀy
+    z = np.linalg.solve(ytx, (y - x @ (x.T @ y)).T).T
+    q, s, vt = np.linalg.svd(z, full_matrices=False)
+    return (q * np.arctan(s)) @ vt
+
+
+@njit(cache=True)
+def principal_angles(x, y):
+    s = np.linalg.svd(x.T @ y, compute_uv=False)
+    return np.arccos(np.minimum(s, 1.0))
+
+
+# -- symmetric positive definite matrices ---------------------------------------------
+
+
+@njit(cache=True)
+def spd_sqrt_and_inv_sqrt(x):
+    w, v = np.linalg.eigh(sym(x))
+    r = np.sqrt(w)
+    return (v * r) @ v.T, (v / r) @ v.T
+
+
+@njit(cache=True)
+def sym_funm_log(a):
+    w, v = np.linalg.eigh(sym(a))
+    return (v * np.log(w)) @ v.T
+
+
+@njit(cache=True)
+def sym_funm_exp(a):
+    w, v = np.linalg.eigh(sym(a))
+    return (v * np.exp(w)) @ v.T
+
+
+@njit(cache=True)
+def sym_funm_sqrt(a):
+    w, v = np.linalg.eigh(sym(a))
+    return (v * np.sqrt(w)) @ v.T
+
+
+@njit(cache=True)
+def spd_exp(x, u):
+    """x^½ exp(x^-½ u x^-½) x^½, the affine-invariant exponential map."""
+    s, si = spd_sqrt_and_inv_sqrt(x)
+    return sym(s @ sym_funm_exp(si @ u @ si) @ s)
+
+
+@njit(cache=True)
+def spd_log(x, y):
+    s, si = spd_sqrt_and_inv_sqrt(x)
+    return sym(s @ sym_funm_log(si @ y @ si) @ s)
+
+
+@njit(cache=True)
+def spd_dist(x, y):
+    _, si = spd_sqrt_and_inv_sqrt(x)
+    w = np.linalg.eigvalsh(sym(si @ y @ si))
+    return np.sqrt(np.sum(np.log(w) ** 2))
+
+
+@njit(cache=True)
+def spd_transport(x, y, u):
+    """Parallel transport E u Eᵀ with E = (y x⁻¹)^½ = x^½ (x^-½ y x^-½)^½ x^-½."""
+    s, si = spd_sqrt_and_inv_sqrt(x)
+    e = s @ sym_funm_sqrt(si @ y @ si) @ si
+    return sym(e @ u @ e.T)
+
+
+@njit(cache=True)
+def spd_inner(x, u, v):
+    """tr(x⁻¹ u x⁻¹ v)."""
+    a = np.linalg.solve(x, u)
+    b = np.linalg.solve(x, v)
+    return np.sum(a * b.T)
+
+
+@njit(cache=True)
+def spd_second_order_retraction(x, u):
+    """x + u + ½ u x⁻¹ u, which stays positive definite for any symmetric u."""
+    return sym(x + u + 0.5 * (u @ np.linalg.solve(x, u)))

@@ -1,0 +1,196 @@
+"""Riemannian gradient descent with a (non)monotone Armijo line search."""
+
+import numpy as np
+
+from .._core.problem import Problem
+from .._core.registry import register_method
+from .._core.result import Monitor, Status
+from .._core.validation import check_choice, check_int, check_real, check_rng
+
+__all__ = ["rgd"]
+
+_ROUNDING = 8 * np.finfo(float).eps
+
+
+@register_method("rgd", tol_option="gtol")
+def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=1e-12,
+        step="bb", initial_step=None, sufficient_decrease=1e-4, contraction=0.5,
+        nonmonotone=0.85, callback=None, history=False, disp=False, rng=None):
+    r"""Riemannian gradient descent with backtracking line search.
+
+    Iterates :math:`x_{k+1} = R_{x_k}(-\alpha_k \operatorname{grad} f(x_k))`, with
+    :math:`R` the manifold's retraction and :math:`\alpha_k` accepted by the Armijo test
+
+    .. math::
+
+        f(x_{k+1}) \le C_k - c\,\alpha_k\,\|\operatorname{grad} f(x_k)\|^2 ,
+
+    halving :math:`\alpha_k` until it holds. With ``step="bb"`` (default) the first trial
+    step is a Riemannian Barzilai–Borwein step, alternating
+    :math:`\langle s,s\rangle/\langle s,y\rangle` and
+    :math:`\langle s,y\rangle/\langle y,y\rangle` with :math:`s` the transported last step
+    and :math:`y` the difference of the gradient and the transported previous gradient, and
+    :math:`C_k` is the Zhang–Hager nonmonotone reference value
+    (:math:`C_{k+1} = (\eta Q_k C_k + f_{k+1})/Q_{k+1}`, :math:`Q_{k+1} = \eta Q_k + 1`),
+    as in Wen & Yin (2013) and Iannazzo & Porcelli (2018). With ``step="armijo"`` the test
+    is monotone (:math:`C_k = f(x_k)`) and the first trial step grows by ``1/contraction``
+    after a step accepted without backtracking (pymanopt's adaptive rule).
+
+    Parameters
+    ----------
+    problem : jitopt.Problem
+        Manifold and oracles.
+    x0 : array_like, optional
+        Starting point on the manifold (a random point drawn with ``rng`` if omitted).
+    gtol : float
+        Stop when the Riemannian gradient norm is at most ``gtol`` (``tol`` in
+        :func:`jitopt.minimize`).
+    maxiter : int
+        Maximum number of iterations.
+    max_time : float
+        Maximum wall-clock seconds.
+    min_step : float
+        Stop (``success=False``) when a trial step's length :math:`\alpha\|\operatorname{grad}
+        f\|` falls below this without passing the Armijo test.
+    step : {"bb", "armijo"}
+        Initial trial step rule, see above.
+    initial_step : float, optional
+        First trial step :math:`\alpha_0`; default :math:`1/\|\operatorname{grad} f(x_0)\|`
+        (a first step of unit length).
+    sufficient_decrease : float
+        Armijo constant :math:`c \in (0, 1)`.
+    contraction : float
+        Backtracking factor in :math:`(0, 1)`.
+    nonmonotone : float
+        :math:`\eta \in [0, 1)` of the nonmonotone reference value (``step="bb"`` only;
+        0 gives the monotone test).
+    callback : callable, optional
+        ``callback(intermediate_result)`` (an :class:`~jitopt.OptimizeResult` with ``x, fun,
+        grad_norm, nit``) or ``callback(xk)``; raise :class:`StopIteration` to stop.
+    history : bool
+        Record per-iteration arrays in ``result.history``.
+    disp : bool
+        Print progress.
+    rng : int or numpy.random.Generator, optional
+        Seed for the random starting point.
+
+    Returns
+    -------
+    OptimizeResult
+        ``x, fun, grad_norm, success, status, message, nit, nfev, njev, nifo, time`` and
+        ``history`` if asked for.
+
+    References
+    ----------
+    Z. Wen and W. Yin, "A feasible method for optimization with orthogonality constraints",
+    Math. Program. 142 (2013). B. Iannazzo and M. Porcelli, "The Riemannian
+    Barzilai–Borwein method with nonmonotone line search and the matrix geometric mean
+    computation", IMA J. Numer. Anal. 38 (2018). N. Boumal, "An introduction to optimization
+    on smooth manifolds", Cambridge University Press (2023), Ch. 4.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> A = np.diag([5.0, 4.0, 1.0, 0.5])
+    >>> problem = jitopt.problems.pca(A, p=2)
+    >>> res = jitopt.solvers.rgd(problem, rng=0)
+    >>> bool(res.success), round(res.fun, 8)
+    (True, -9.0)
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a jitopt.Problem, got {type(problem).__name__}")
+    gtol = check_real("gtol", gtol, low=0.0)
+    maxiter = check_int("maxiter", maxiter, low=0)
+    max_time = check_real("max_time", max_time, low=0.0)
+    min_step = check_real("min_step", min_step, low=0.0)
+    check_choice("step", step, ("bb", "armijo"))
+    c = check_real("sufficient_decrease", sufficient_decrease, 0.0, 1.0, True, True)
+    shrink = check_real("contraction", contraction, 0.0, 1.0, True, True)
+    eta = check_real("nonmonotone", nonmonotone, 0.0, 1.0, high_open=True)
+    if step == "armijo":
+        eta = 0.0
+    M = problem.manifold
+    if x0 is None:
+        x = M.random_point(check_rng(rng))
+    else:
+        x = M.validate_point(x0, "x0")
+    # With a fused oracle every trial point also gets its gradient (shared work); without
+    # one, trial points get the cost only and the accepted point its gradient.
+    fused = problem.has_cost_and_egrad
+
+    monitor = Monitor(problem, callback, history, disp)
+    f, egrad = problem.cost_and_egrad(x)
+    g = M.euclidean_to_riemannian_gradient(x, egrad)
+    gnorm = M.norm(x, g)
+    nit = 0
+
+    def stop(status, message=None):
+        return monitor.result(x, f, gnorm, nit, status, message)
+
+    if not (np.isfinite(f) and np.isfinite(gnorm)):
+        return stop(Status.NONFINITE, "The oracles returned a non-finite value at x0.")
+    if monitor.iteration(0, x, f, gnorm):
+        return stop(Status.CALLBACK)
+    if initial_step is None:
+        alpha = 1.0 / gnorm if gnorm > 0 else 1.0
+    else:
+        alpha = check_real("initial_step", initial_step, low=0.0, low_open=True)
+    ref, q = f, 1.0  # nonmonotone reference value C_k and its weight Q_k
+
+    while True:
+        if gnorm <= gtol:
+            return stop(Status.CONVERGED)
+        if nit >= maxiter:
+            return stop(Status.MAXITER)
+        if monitor.elapsed() >= max_time:
+            return stop(Status.MAXTIME)
+
+        # backtracking on the trial step alpha along d = -g
+        sq = gnorm * gnorm
+        backtracks = 0
+        while True:
+            x_new = M.retraction(x, -alpha * g)
+            if fused:
+                f_new, egrad_new = problem.cost_and_egrad(x_new)
+            else:
+                f_new = problem.cost(x_new)
+            if not np.isfinite(f_new):
+                return stop(Status.NONFINITE,
+                            f"The cost returned {f_new} at a trial point of iteration "
+                            f"{nit + 1}; x is the last finite iterate.")
+            # the rounding allowance keeps the test from failing on cost differences at the
+            # level of floating-point noise once the gradient is tiny
+            if f_new <= ref - c * alpha * sq + _ROUNDING * abs(ref):
+                break
+            alpha *= shrink
+            backtracks += 1
+            if alpha * gnorm < min_step:
+                return stop(Status.SMALL_STEP)
+        if not fused:
+            egrad_new = problem.egrad(x_new)
+        g_new = M.euclidean_to_riemannian_gradient(x_new, egrad_new)
+        gnorm_new = M.norm(x_new, g_new)
+        nit += 1
+
+        if step == "bb":
+            s = M.transport(x, x_new, -alpha * g)
+            y = g_new - M.transport(x, x_new, g)
+            sy = M.inner_product(x_new, s, y)
+            if sy > 0:
+                if nit % 2:
+                    alpha = M.inner_product(x_new, s, s) / sy
+                else:
+                    alpha = sy / M.inner_product(x_new, y, y)
+            alpha = min(max(alpha, 1e-20), 1e20)
+        elif backtracks == 0:
+            alpha /= shrink
+
+        x, f, g, gnorm = x_new, f_new, g_new, gnorm_new
+        q_new = eta * q + 1.0
+        ref = (eta * q * ref + f) / q_new
+        q = q_new
+        if not np.isfinite(gnorm):
+            return stop(Status.NONFINITE,
+                        f"The gradient is not finite at iteration {nit}.")
+        if monitor.iteration(nit, x, f, gnorm):
+            return stop(Status.CALLBACK)
