@@ -194,3 +194,14 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
                         f"The gradient is not finite at iteration {nit}.")
         if monitor.iteration(nit, x, f, gnorm):
             return stop(Status.CALLBACK)
+
+
+def tour():
+    """Entry of ``python -m jitopt``: the top-5 eigenspace of a 200 x 200 matrix."""
+    from ..problems import pca, spectrum_matrix
+
+    problem = pca(spectrum_matrix(200, rng=0), 5)
+    res = rgd(problem, rng=1, gtol=1e-8)
+    gap = abs(res.fun - problem.fopt) / abs(problem.fopt)
+    status = "converged" if res.success else "FAILED"
+    return ("rgd", "PCA on Stiefel(200, 5)", f"{status}, {res.nit} iterations", gap, "rel. gap")

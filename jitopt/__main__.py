@@ -1,0 +1,46 @@
+"""A tour of jitopt: every method on a small built-in problem with a known answer.
+
+Run ``python -m jitopt`` (``--help`` for options). Each row gives the method, the problem,
+whether it succeeded, the error to the known answer and the time (the first run of a
+method includes Numba compilation, which later runs read from the cache).
+"""
+
+import argparse
+import importlib
+import time
+
+# Each entry is "module:function"; the function takes no argument and returns
+# (problem description, result summary, error to the known answer, error description).
+TOUR = [
+    "jitopt.solvers.rgd:tour",
+]
+
+
+def run(entries=TOUR, stream=print):
+    """Run the tour entries and print one row each; return the rows."""
+    header = f"{'method':<14} {'problem':<38} {'result':<28} {'error':>22} {'time (s)':>9}"
+    stream(header)
+    stream("-" * len(header))
+    rows = []
+    for entry in entries:
+        module, func = entry.split(":")
+        start = time.perf_counter()
+        method, problem, summary, error, what = getattr(importlib.import_module(module), func)()
+        elapsed = time.perf_counter() - start
+        rows.append((method, problem, summary, error, what, elapsed))
+        stream(f"{method:<14} {problem:<38} {summary:<28} {what + ' ' + format(error, '.1e'):>22} "
+               f"{elapsed:9.2f}")
+    return rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m jitopt", description=__doc__.splitlines()[0])
+    parser.parse_args(argv)
+    import jitopt
+
+    print(f"jitopt {jitopt.__version__}: methods {', '.join(jitopt.available_methods())}\n")
+    run()
+
+
+if __name__ == "__main__":
+    main()
