@@ -160,7 +160,7 @@ def test_both_callback_forms_and_stop_iteration():
     r1 = jitopt.solvers.rgd(problem, rng=0, callback=new_style, gtol=1e-8)
     r2 = jitopt.solvers.rgd(problem, rng=0, callback=old_style, gtol=1e-8)
     assert r1.success and r2.success and r1.fun == r2.fun
-    assert [n for n, _ in seen_new] == list(range(r1.nit + 1))
+    assert [n for n, _ in seen_new] == list(range(1, r1.nit + 1))
     assert seen_new[-1][1] == r1.fun
     np.testing.assert_array_equal(seen_old[-1], r2.x)
 
@@ -244,6 +244,21 @@ def test_minimize_euclidean_default_and_scipy_callbacks():
     assert res.status == 99 and not res.success
 
 
+def test_callbacks_see_points_in_the_shape_of_x0():
+    a, _, x0 = pca_data()
+    shapes = []
+    scipy.optimize.minimize(lambda x: -np.sum(x.reshape(8, 3) * (a @ x.reshape(8, 3))),
+                            x0.ravel(), jac=lambda x: (-2 * a @ x.reshape(8, 3)).ravel(),
+                            method=jitopt.get_method("rgd"),
+                            options={"manifold": Stiefel(8, 3), "maxiter": 3},
+                            callback=lambda xk: shapes.append(xk.shape))
+    jitopt.minimize(lambda x: -np.sum(x * (a @ x)), x0, jac=lambda x: -2 * a @ x,
+                    manifold=Stiefel(8, 3), options={"maxiter": 3},
+                    callback=lambda intermediate_result: shapes.append(
+                        intermediate_result.x.shape))
+    assert shapes == [(24,)] * 3 + [(8, 3)] * 3
+
+
 def test_registry_and_unknown_options():
     assert "rgd" in jitopt.available_methods()
     assert jitopt.get_method("RGD") is jitopt.get_method("rgd")
@@ -299,3 +314,24 @@ def test_euclidean_manifold_shapes():
                           jac=lambda x: 2 * (x - 1), tol=1e-10)
     assert res.x.shape == (3, 2)
     np.testing.assert_allclose(res.x, 1.0, atol=1e-10)
+
+
+def test_jitted_oracles_work_like_python_ones():
+    from numba import njit
+
+    a, fopt = rayleigh()
+
+    @njit
+    def cost(x):
+        return -x @ (a @ x)
+
+    @njit
+    def egrad(x):
+        return -2.0 * (a @ x)
+
+    x0 = Sphere(6).random_point(2)
+    jitted = jitopt.minimize(cost, x0, jac=egrad, manifold=Sphere(6), tol=1e-10)
+    plain = jitopt.minimize(cost.py_func, x0, jac=egrad.py_func, manifold=Sphere(6), tol=1e-10)
+    assert jitted.fun == pytest.approx(fopt, rel=1e-12)
+    np.testing.assert_allclose(jitted.x, plain.x, atol=1e-12)
+    assert jitted.nit == plain.nit

@@ -193,9 +193,25 @@ def _minimize(fun, x0, args, jac, method, manifold, tol, callback, options):
                       stacklevel=3)
         for k in unknown:
             del options[k]
-    res = method.solver(problem, x0, callback=callback, **options)
+    res = method.solver(problem, x0, callback=_reshaped_callback(callback, user), **options)
     res.x = user(res.x)
     return res
+
+
+def _reshaped_callback(callback, user):
+    """The user's callback, seeing points in the shape of the ``x0`` it was given."""
+    if callback is None or not callable(callback):
+        return callback
+    from .result import _wants_intermediate_result
+
+    if _wants_intermediate_result(callback):
+        def reshaped(intermediate_result):
+            intermediate_result.x = user(intermediate_result.x)
+            return callback(intermediate_result=intermediate_result)
+    else:
+        def reshaped(xk):
+            return callback(user(xk))
+    return reshaped
 
 
 def _forward_difference(cost, x):

@@ -93,7 +93,9 @@ class Monitor:
     """Per-iteration bookkeeping of a solver: clock, history, callback and verbose output.
 
     A solver creates it before its first oracle call and calls :meth:`iteration` once per
-    iterate; that returns ``True`` when the user's callback raised :class:`StopIteration`.
+    iterate, ``nit = 0`` being the starting point (recorded in the history, not passed to
+    the callback, as in scipy); it returns ``True`` when the user's callback raised
+    :class:`StopIteration`.
     Oracle counts are those made since the monitor was created, so a problem can be solved
     several times.
     """
@@ -129,7 +131,7 @@ class Monitor:
                 print(f"{'iter':>6} {'cost':>22} {'grad norm':>12} {'nfev':>7} {'njev':>7}")
             nfev, njev, _ = self.counts()
             print(f"{nit:6d} {fun:22.15e} {grad_norm:12.4e} {nfev:7d} {njev:7d}")
-        if self.callback is None:
+        if self.callback is None or nit == 0:  # like scipy: after each iteration only
             return False
         try:
             if self._new_callback:

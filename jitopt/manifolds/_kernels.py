@@ -52,6 +52,9 @@ def cayley_retraction(x, u):
     """
     n, p = x.shape
     pu = u - 0.5 * (x @ (x.T @ u))
+    if 2 * p >= n:  # the low-rank form is no cheaper: solve with W itself, (I - W/2) y = x + Wx/2
+        w = pu @ x.T - x @ pu.T
+        return np.linalg.solve(np.eye(n) - 0.5 * w, x + 0.5 * (w @ x))
     a = np.empty((n, 2 * p))
     b = np.empty((n, 2 * p))
     a[:, :p] = pu
@@ -83,8 +86,16 @@ def grassmann_log(x, y):
 
 @njit(cache=True)
 def principal_angles(x, y):
-    s = np.linalg.svd(x.T @ y, compute_uv=False)
-    return np.arccos(np.minimum(s, 1.0))
+    """Principal angles, ascending: arcsin of the sines below pi/4, arccos of the cosines above.
+
+    arccos alone loses half the digits of small angles (cos is flat at 0).
+    """
+    c = np.linalg.svd(x.T @ y)[1]  # cosines, descending
+    s = np.linalg.svd(y - x @ (x.T @ y), full_matrices=False)[1][::-1]  # sines, ascending
+    theta = np.arccos(np.minimum(c, 1.0))
+    small = c * c >= 0.5
+    theta[small] = np.arcsin(np.minimum(s[small], 1.0))
+    return theta
 
 
 # -- symmetric positive definite matrices ---------------------------------------------

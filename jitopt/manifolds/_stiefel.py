@@ -133,8 +133,9 @@ class Orthogonal(Stiefel):
     n : int
         Matrix size.
     special : bool
-        Restrict to :math:`\det X = +1` (checked by :meth:`check_point`; ``random_point``
-        returns such a point).
+        Restrict to :math:`\det X = +1` (checked by
+        :meth:`~jitopt.manifolds.Manifold.check_point`; ``random_point`` returns such a
+        point).
     retraction : {"qr", "polar", "cayley", "exp"}
         ``"qr"`` (default), ``"polar"``, ``"cayley"`` or the exponential map
         :math:`X \exp(X^\top U)`.
@@ -177,5 +178,6 @@ class Orthogonal(Stiefel):
     def _off_manifold(self, x, atol):
         why = _orthonormality_error(x, atol)
         if not why and self.special and np.linalg.det(x) < 0:
-            why = "det X = -1, the point lies in the other component of O(n) than SO(n)"
+            why = ("det X = -1 (distance 2 to SO(n)): the point lies in the other "
+                   "component of O(n)")
         return why

@@ -36,6 +36,14 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
     is monotone (:math:`C_k = f(x_k)`) and the first trial step grows by ``1/contraction``
     after a step accepted without backtracking (pymanopt's adaptive rule).
 
+    A monotone test needs each step to lower the cost by more than its rounding error
+    (about :math:`\epsilon_{\text{mach}}|f|` times a modest factor), which fails once
+    :math:`\|\operatorname{grad} f\|^2 \lesssim L\,\epsilon_{\text{mach}} |f|`
+    (:math:`L` the Lipschitz constant of the gradient): ``step="armijo"`` then stops with
+    ``status=3`` (small step) near :math:`\|\operatorname{grad} f\| \approx 10^{-5}` on a
+    PCA problem with :math:`|f| \approx 10^3`. The nonmonotone ``step="bb"`` reaches
+    gradient norms orders of magnitude smaller; use it for tight tolerances.
+
     Parameters
     ----------
     problem : jitopt.Problem

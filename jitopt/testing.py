@@ -1,0 +1,318 @@
+r"""Contract checks for manifolds and gradients.
+
+:func:`check_manifold` tests the properties every :class:`~jitopt.manifolds.Manifold` must
+have (points stay on the manifold, the retraction is first order, the projection is a
+projection, transport lands in the right tangent space, the metric is consistent, and
+``exp``/``log``/``dist`` agree where they exist). :func:`check_gradient` tests a problem's
+Riemannian gradient against the cost along a retraction curve, as pymanopt's
+``check_gradient`` does.
+
+Both are meant for tests: a new manifold or problem is checked with one call.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from ._core.validation import check_int, check_real, check_rng
+from .manifolds import Manifold
+
+__all__ = ["check_manifold", "check_gradient", "GradientCheck"]
+
+_EPS = np.finfo(float).eps
+
+
+def _fail(manifold, what):
+    raise AssertionError(f"{manifold}: {what}")
+
+
+def _dist(a, b):
+    return float(np.linalg.norm(np.asarray(a) - np.asarray(b)))
+
+
+def _on_manifold(manifold, x, atol, what):
+    try:
+        manifold.check_point(x, atol=atol, name=what)
+    except ValueError as err:
+        _fail(manifold, str(err))
+
+
+def _tangent(manifold, x, u, atol, what):
+    try:
+        manifold.check_tangent(x, u, atol=atol, name=what)
+    except ValueError as err:
+        _fail(manifold, str(err))
+
+
+def _close(manifold, a, b, tol, what):
+    """Assert ``||a - b||_F <= tol * max(1, ||b||_F)``."""
+    err = _dist(a, b)
+    if not err <= tol * max(1.0, float(np.linalg.norm(b))):
+        _fail(manifold, f"{what}: error {err:.3e} > {tol:g} (relative)")
+
+
+def _has_exp_log(manifold):
+    return all(hasattr(manifold, f) for f in ("exp", "log", "dist"))
+
+
+def _check_walk(manifold, x, rng, n_steps, atol, step):
+    for k in range(n_steps):
+        u = step * manifold.random_tangent_vector(x, rng)
+        x = manifold.retraction(x, u)
+        _on_manifold(manifold, x, atol, f"the point after retraction step {k + 1} of {n_steps}")
+
+
+def _check_no_mutation(manifold, x, u, y):
+    copies = [np.array(a, copy=True) for a in (x, u, y)]
+    manifold.retraction(x, u)
+    manifold.projection(x, u)
+    manifold.transport(x, y, u)
+    manifold.inner_product(x, u, u)
+    if _has_exp_log(manifold):
+        manifold.exp(x, u)
+        manifold.log(x, y)
+    for name, a, c in zip(("x", "u", "y"), (x, u, y), copies):
+        if not np.array_equal(a, c):
+            _fail(manifold, f"an operation modified its argument {name} in place")
+
+
+def _check_retraction_derivative(manifold, x, u):
+    r"""Central differences of :math:`t \mapsto R_x(tu)` at 0 must converge to ``u`` as O(h²).
+
+    With ``h`` divided by 10 the error must drop by at least 20 (100 for an exact O(h²)
+    error), unless it is already at the rounding level ``eps * ||x|| / h``.
+    """
+    errs = []
+    hs = (1e-3, 1e-4)
+    for h in hs:
+        fd = (manifold.retraction(x, h * u) - manifold.retraction(x, -h * u)) / (2 * h)
+        errs.append(_dist(fd, u))
+    scale = max(1.0, float(np.linalg.norm(x)), float(np.linalg.norm(u)))
+    rounding = 1e3 * _EPS * scale / hs[1]
+    if not (errs[1] <= rounding or errs[1] <= errs[0] / 20):
+        _fail(manifold, (
+            "the derivative of t -> retraction(x, t u) at t = 0 is not u: central "
+            f"differences miss u by {errs[0]:.3e} (h = {hs[0]:g}) and {errs[1]:.3e} "
+            f"(h = {hs[1]:g}), not an O(h^2) decrease"
+        ))
+
+
+def check_manifold(manifold, rng=None, n_steps=1000, atol=1e-12):
+    r"""Check that a manifold satisfies the contract the solvers rely on.
+
+    Properties checked, in this order (the first failure raises):
+
+    1. ``random_point`` is a point: ``check_point(x, atol)`` passes (for Stiefel,
+       Grassmann and orthogonal matrices :math:`\|X^\top X - I\|_F \le` ``atol``, on the
+       sphere :math:`|\|x\| - 1| \le` ``atol``, for SPD symmetric positive definite).
+    2. ``projection`` is idempotent, orthogonal in the Frobenius inner product
+       (:math:`\langle a - P(a), P(b)\rangle_F = 0`) and lands in the tangent space
+       (``check_tangent``).
+    3. ``random_tangent_vector`` is tangent with unit norm.
+    4. ``n_steps`` retractions along random tangent vectors of norm 0.5 keep the point on
+       the manifold to ``atol`` after every step (no drift).
+    5. Operations do not modify their arguments.
+    6. ``retraction(x, 0) == x`` and the curve :math:`c(t) = R_x(tu)` has
+       :math:`c'(0) = u`: central differences :math:`(c(h) - c(-h))/2h` approach ``u``
+       with an error that falls as :math:`O(h^2)`.
+    7. ``transport(x, y, u)`` lands in the tangent space at ``y``.
+    8. ``inner_product`` is symmetric and :math:`\mathrm{norm}(x, u)^2 = \langle u,
+       u\rangle_x`.
+    9. If the manifold has ``exp``, ``log`` and ``dist``: :math:`\exp_x(u)` is a point,
+       :math:`\log_x(\exp_x(u)) = u` for a tangent ``u`` of norm 0.3, and
+       :math:`\mathrm{dist}(x, \exp_x(u)) = \|u\|_x`.
+
+    Identities that hold in exact arithmetic (2, 3 and 6–9) are checked to the relative
+    tolerance ``1e-10``; the derivative check compares the errors at :math:`h = 10^{-3}` and
+    :math:`10^{-4}`, which must fall by a factor of at least 20 (100 for an exact
+    :math:`O(h^2)` error) unless they are at the rounding level
+    :math:`10^3\,\varepsilon \max(1, \|x\|, \|u\|) / h`.
+
+    Parameters
+    ----------
+    manifold : jitopt.manifolds.Manifold
+        The manifold to check.
+    rng : None, int or numpy.random.Generator, optional
+        Randomness for the points and tangent vectors; the same seed gives the same checks.
+    n_steps : int, optional
+        Number of random retraction steps of property 2.
+    atol : float, optional
+        Tolerance of the on-manifold checks (``check_point``).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    AssertionError
+        On the first property that fails, with a message naming the manifold, the
+        property and the measured error.
+    """
+    if not isinstance(manifold, Manifold):
+        raise TypeError(
+            f"manifold must be a jitopt.manifolds.Manifold, got {type(manifold).__name__}"
+        )
+    rng = check_rng(rng)
+    n_steps = check_int("n_steps", n_steps, low=0)
+    atol = check_real("atol", atol, low=0.0, low_open=True)
+    tol = 1e-10
+    m = manifold
+
+    # 1. random points
+    x = m.random_point(rng)
+    _on_manifold(m, x, atol, "random_point()")
+
+    # 2. projection
+    a, b = rng.standard_normal((2,) + m.shape)
+    v = m.projection(x, a)
+    _close(m, m.projection(x, v), v, tol, "projection is not idempotent")
+    pb = m.projection(x, b)
+    cross = float(np.vdot(a - v, pb))
+    if not abs(cross) <= tol * float(np.linalg.norm(a) * np.linalg.norm(b)):
+        _fail(m, f"projection is not orthogonal: <a - P(a), P(b)>_F = {cross:.3e}")
+    _tangent(m, x, v, tol, "projection(x, v)")
+
+    # 3. random tangent vectors
+    u = m.random_tangent_vector(x, rng)
+    _tangent(m, x, u, tol, "random_tangent_vector(x)")
+    nu = m.norm(x, u)
+    if not abs(nu - 1.0) <= tol:
+        _fail(m, f"random_tangent_vector has norm {nu!r}, expected 1")
+
+    # 4. retractions stay on the manifold
+    _check_walk(m, x, rng, n_steps, atol, step=0.5)
+
+    # 5. no argument is modified
+    y = m.retraction(x, 0.5 * m.random_tangent_vector(x, rng))
+    _check_no_mutation(m, x, u, y)
+
+    # 6. retraction(x, 0) = x and first order
+    _close(m, m.retraction(x, m.zero_vector(x)), x, tol, "retraction(x, 0) != x")
+    _check_retraction_derivative(m, x, u)
+
+    # 7. transport
+    _tangent(m, y, m.transport(x, y, u), tol, "transport(x, y, u)")
+
+    # 8. the metric
+    w = m.random_tangent_vector(x, rng)
+    uw, wu = m.inner_product(x, u, w), m.inner_product(x, w, u)
+    if not abs(uw - wu) <= tol * max(1.0, abs(uw)):
+        _fail(m, f"inner_product is not symmetric: <u, w> = {uw!r}, <w, u> = {wu!r}")
+    z = v + 2.0 * w
+    nz2, zz = m.norm(x, z) ** 2, m.inner_product(x, z, z)
+    if not (zz > 0 and abs(nz2 - zz) <= tol * zz):
+        _fail(m, f"norm(x, z)**2 = {nz2!r} but inner_product(x, z, z) = {zz!r}")
+
+    # 9. exp, log and dist
+    if _has_exp_log(m):
+        u3 = 0.3 * u
+        e = m.exp(x, u3)
+        _on_manifold(m, e, atol, "exp(x, u)")
+        _close(m, m.log(x, e), u3, tol, "log(x, exp(x, u)) != u")
+        d = m.dist(x, e)
+        if not abs(d - 0.3) <= tol:
+            _fail(m, f"dist(x, exp(x, u)) = {d!r} but norm(x, u) = 0.3")
+
+
+GradientCheck = namedtuple("GradientCheck", ["slope", "t", "remainder", "fit"])
+GradientCheck.__doc__ = """Result of :func:`check_gradient`.
+
+Attributes
+----------
+slope : float
+    Least-squares slope of ``log(remainder)`` against ``log(t)`` over the points ``fit``;
+    about 2 when the gradient is right, about 1 when it is wrong; NaN when fewer than
+    three remainders rise above the rounding level, which happens when the cost is
+    affine along the curve: the check is then inconclusive (try another ``x`` or ``d``).
+t : ndarray
+    Step lengths, log-spaced from 1e-8 to 1.
+remainder : ndarray
+    :math:`|f(R_x(t d)) - f(x) - t\\langle \\operatorname{grad} f(x), d\\rangle_x|` at each ``t``.
+fit : ndarray of bool
+    The points the slope was fitted on.
+"""
+
+
+def check_gradient(problem, x=None, d=None, rng=None):
+    r"""Check a problem's Riemannian gradient by a Taylor expansion along a retraction curve.
+
+    Along :math:`c(t) = R_x(t\,d)`, with :math:`c(0) = x` and :math:`c'(0) = d`,
+
+    .. math::
+
+        f(c(t)) = f(x) + t\,\langle \operatorname{grad} f(x), d\rangle_x + O(t^2),
+
+    so the remainder :math:`r(t) = |f(c(t)) - f(x) - t\langle \operatorname{grad} f(x),
+    d\rangle_x|` falls as :math:`t^2` when the gradient is right and only as :math:`t`
+    when it is wrong (Boumal 2023, *An Introduction to Optimization on Smooth
+    Manifolds*, Ch. 4). The remainder is computed for 51 values of :math:`t` log-spaced
+    in :math:`[10^{-8}, 1]`, and the slope of :math:`\log r` against :math:`\log t` is
+    fitted on the two decades of :math:`t` starting at the first remainder above the
+    rounding level :math:`10^2\,\varepsilon\,(|f(x)| + |f(c(t))| +
+    t|\langle\operatorname{grad}f, d\rangle|)`; the short window keeps clear of the range
+    where third-order terms bend the curve in most cases.
+    A slope near 2 means the gradient is right; near 1 means it is wrong.
+
+    Parameters
+    ----------
+    problem : jitopt.Problem
+        Uses ``problem.cost``, ``problem.rgrad`` and ``problem.manifold`` (the oracle
+        calls are counted in ``problem.counts`` as usual).
+    x : ndarray, optional
+        The point; ``manifold.random_point(rng)`` by default.
+    d : ndarray, optional
+        A tangent vector at ``x``; ``manifold.random_tangent_vector(x, rng)`` by default.
+    rng : None, int or numpy.random.Generator, optional
+        Randomness for the default ``x`` and ``d``.
+
+    Returns
+    -------
+    GradientCheck
+        ``(slope, t, remainder, fit)``; see :class:`GradientCheck`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import jitopt
+    >>> from jitopt.manifolds import Sphere
+    >>> from jitopt.testing import check_gradient
+    >>> A = np.diag([1.0, 2.0, 3.0])
+    >>> problem = jitopt.Problem(Sphere(3), lambda x: x @ A @ x, lambda x: 2 * A @ x)
+    >>> round(check_gradient(problem, rng=0).slope)
+    2
+    """
+    from ._core.problem import Problem
+
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a jitopt.Problem, got {type(problem).__name__}")
+    rng = check_rng(rng)
+    m = problem.manifold
+    if x is None:
+        x = m.random_point(rng)
+    else:
+        x = m.validate_point(x, name="x")
+    if d is None:
+        d = m.random_tangent_vector(x, rng)
+    else:
+        d = np.array(d, dtype=np.float64, copy=True)
+        m.check_tangent(x, d, name="d")
+
+    t = np.logspace(-8, 0, 51)
+    f0 = problem.cost(x)
+    slope0 = m.inner_product(x, problem.rgrad(x), d)
+    f = np.array([problem.cost(m.retraction(x, ti * d)) for ti in t])
+    if not (np.isfinite(f0) and np.isfinite(slope0) and np.all(np.isfinite(f))):
+        raise ValueError("the cost or the gradient is not finite along the curve")
+    remainder = np.abs(f - f0 - t * slope0)
+    noise = 1e2 * _EPS * (abs(f0) + np.abs(f) + t * abs(slope0))
+    above = remainder > noise
+    fit = np.zeros_like(above)
+    if above.any():
+        first = t[np.argmax(above)]
+        fit = above & (t <= 1e2 * first)
+    if fit.sum() < 3:
+        slope = float("nan")
+    else:
+        slope = float(np.polyfit(np.log10(t[fit]), np.log10(remainder[fit]), 1)[0])
+    return GradientCheck(slope, t, remainder, fit)
