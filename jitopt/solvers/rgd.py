@@ -181,8 +181,9 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
         nit += 1
 
         if step == "bb":
-            s = M.transport(x, x_new, -alpha * g)
-            y = g_new - M.transport(x, x_new, g)
+            g_moved = M.transport(x, x_new, g)  # transports are linear: s moves with g
+            s = -alpha * g_moved
+            y = g_new - g_moved
             sy = M.inner_product(x_new, s, y)
             if sy > 0:
                 if nit % 2:
