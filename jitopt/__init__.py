@@ -1,7 +1,7 @@
 """jitopt: Numba-compiled solvers for recent optimization methods behind one problem/oracle
 interface and a scipy-style :func:`minimize`."""
 
-from . import manifolds, problems, solvers
+from . import games, manifolds, problems, sets, solvers, sparse, transport
 from ._core.problem import FiniteSumProblem, OracleCounts, Problem
 from ._core.registry import Method, available_methods, get_method, minimize
 from ._core.result import OptimizeResult, Status
@@ -18,7 +18,11 @@ __all__ = [
     "Method",
     "available_methods",
     "get_method",
+    "games",
     "manifolds",
     "problems",
+    "sets",
     "solvers",
+    "sparse",
+    "transport",
 ]

@@ -10,9 +10,15 @@ import importlib
 import time
 
 # Each entry is "module:function"; the function takes no argument and returns
-# (problem description, result summary, error to the known answer, error description).
+# (method, problem description, result summary, error to the known answer, error name).
 TOUR = [
     "jitopt.solvers.rgd:tour",
+    "jitopt.solvers.rsdm:tour",
+    "jitopt.solvers.serena:tour",
+    "jitopt.transport._wdha:tour",
+    "jitopt.sparse._iht:tour",
+    "jitopt.solvers.evi:tour",
+    "jitopt.solvers.dc:tour",
 ]
 
 

@@ -65,6 +65,20 @@ class Problem:
     fopt, xopt : optional
         The known optimal value and a known minimizer, when there are any (built-in
         problems set them; the tour, tests and benchmarks measure errors against them).
+    egrad_rows : callable, optional
+        Row-block oracle for matrix points: ``egrad_rows(x, rows) -> ndarray`` of shape
+        ``(len(rows), x.shape[1])``, the rows ``rows`` (an int64 array of distinct indices)
+        of the Euclidean gradient at ``x``, i.e. ``egrad(x)[rows]`` computed without the
+        other rows. Solvers that update a few rows at a time (:func:`jitopt.solvers.rsdm`)
+        use it when present.
+    cost_change : callable, optional
+        Incremental cost after a row-block update, used with ``egrad_rows``:
+        ``cost_change(x, rows, delta, grad_rows) -> float`` returns
+        :math:`f(x') - f(x)`, where :math:`x'` equals ``x`` except
+        ``x'[rows] = x[rows] + delta``, and ``grad_rows = egrad_rows(x, rows)`` is passed
+        in so that the change of a quadratic cost,
+        :math:`\langle G_I, \Delta\rangle + \tfrac12 \langle \Delta, \nabla^2 f\,[\Delta]\rangle`,
+        costs only the second-order term. Neither ``x`` nor ``delta`` may be modified.
 
     Notes
     -----
@@ -73,13 +87,14 @@ class Problem:
     kernels. A jitted oracle pays off when the oracle itself does elementwise work or
     loops that NumPy would run as several passes; for BLAS-bound oracles such as
     ``A @ x`` both are equally fast. Every call made through the problem is counted in
-    :attr:`counts`; the solvers report the counts in their result.
+    :attr:`counts`; the solvers report the counts in their result. A row-block gradient
+    counts one ``njev`` and a ``cost_change`` one ``nfev``.
     """
 
     n_samples = 1
 
     def __init__(self, manifold, cost, egrad=None, *, cost_and_egrad=None, fopt=None,
-                 xopt=None):
+                 xopt=None, egrad_rows=None, cost_change=None):
         from ..manifolds import Manifold
 
         if not isinstance(manifold, Manifold):
@@ -89,6 +104,15 @@ class Problem:
         _check_callable("cost", cost, required=cost_and_egrad is None)
         _check_callable("egrad", egrad, required=cost_and_egrad is None)
         _check_callable("cost_and_egrad", cost_and_egrad, required=False)
+        _check_callable("egrad_rows", egrad_rows, required=False)
+        _check_callable("cost_change", cost_change, required=False)
+        if cost_change is not None and egrad_rows is None:
+            raise ValueError("cost_change needs egrad_rows (it receives the row-block gradient)")
+        if egrad_rows is not None and len(manifold.shape) != 2:
+            raise ValueError(f"egrad_rows needs a manifold of matrices, got {manifold!r} "
+                             f"with point shape {manifold.shape}")
+        self._egrad_rows = egrad_rows
+        self._cost_change = cost_change
         self.manifold = manifold
         self._cost = cost
         self._egrad = egrad
@@ -156,6 +180,37 @@ class Problem:
         """Whether a fused cost-and-gradient oracle was given."""
         return self._cost_and_egrad is not None
 
+    # -- row-block oracle (optional) ----------------------------------------------------
+
+    @property
+    def has_egrad_rows(self):
+        """Whether a row-block gradient oracle ``egrad_rows`` was given."""
+        return self._egrad_rows is not None
+
+    @property
+    def has_cost_change(self):
+        """Whether an incremental cost oracle ``cost_change`` was given."""
+        return self._cost_change is not None
+
+    def egrad_rows(self, x, rows):
+        """Rows ``rows`` of the Euclidean gradient at ``x`` (counts one ``njev``)."""
+        if self._egrad_rows is None:
+            raise AttributeError(f"{self!r} has no egrad_rows oracle")
+        self.counts.njev += 1
+        g = self._egrad_rows(x, rows)
+        shape = (len(rows), self.manifold.shape[1])
+        if not isinstance(g, np.ndarray) or g.shape != shape:
+            raise ValueError(f"egrad_rows must return an array of shape {shape}, got "
+                             f"{type(g).__name__} of shape {np.shape(g)}")
+        return g
+
+    def cost_change(self, x, rows, delta, grad_rows):
+        """:math:`f(x') - f(x)` for ``x'[rows] = x[rows] + delta`` (counts one ``nfev``)."""
+        if self._cost_change is None:
+            raise AttributeError(f"{self!r} has no cost_change oracle")
+        self.counts.nfev += 1
+        return self._check_value(self._cost_change(x, rows, delta, grad_rows), "cost_change")
+
     def __repr__(self):
         return f"{type(self).__name__}({self.manifold!r})"
 
@@ -183,7 +238,16 @@ class FiniteSumProblem(Problem):
     ``cost(x)`` and ``egrad(x)`` without indices are the full mean. Each gradient call adds
     ``len(idx)`` to ``counts.nifo`` (``n`` for a full gradient): the incremental first-order
     oracle count of the variance-reduction literature.
+
+    The attribute :attr:`sample_kernel` is ``None`` for user problems. The built-in
+    problems of :mod:`jitopt.problems` set it to ``(kind, data, aux, param)``: an integer
+    code of one of their compiled per-sample oracles and its float64 arrays and scalar.
+    Solvers that know the code (the stochastic solvers of ``jitopt.solvers.serena``)
+    then run their inner loop in Numba end to end; every other solver uses the callables.
     """
+
+    #: Compiled per-sample oracles of a built-in problem, or ``None`` (see Notes).
+    sample_kernel = None
 
     def __init__(self, manifold, cost, egrad, n_samples, *, fopt=None, xopt=None):
         if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):

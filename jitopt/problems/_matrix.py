@@ -7,7 +7,7 @@ from .._core.problem import Problem
 from .._core.validation import check_choice, check_int, check_rng
 from ..manifolds import Grassmann, Orthogonal, Stiefel
 
-__all__ = ["pca", "procrustes", "brockett", "spectrum_matrix"]
+__all__ = ["pca", "procrustes", "brockett", "linear_cost", "spectrum_matrix"]
 
 
 def _square_matrix(name, a, symmetric=False):
@@ -22,6 +22,26 @@ def _square_matrix(name, a, symmetric=False):
     if symmetric and not np.allclose(a, a.T, rtol=1e-10, atol=1e-12 * np.abs(a).max()):
         raise ValueError(f"{name} must be symmetric")
     return a
+
+
+@njit(cache=True)
+def _rows_times(a, rows, x):
+    """``a[rows] @ x``: the rows ``rows`` of ``a x`` in O(len(rows) n p)."""
+    ar = np.empty((rows.size, a.shape[1]))
+    for k in range(rows.size):
+        ar[k] = a[rows[k]]
+    return ar @ x
+
+
+@njit(cache=True)
+def _block_quadratic(a, rows, d):
+    """``<d, a[rows][:, rows] d>`` in O(len(rows)^2 p)."""
+    r = rows.size
+    s = np.empty((r, r))
+    for i in range(r):
+        for j in range(r):
+            s[i, j] = a[rows[i], rows[j]]
+    return np.sum(d * (s @ d))
 
 
 @njit(cache=True)
@@ -53,7 +73,11 @@ def pca(A, p, manifold="stiefel"):
     -------
     Problem
         With ``fopt`` = minus the sum of the top ``p`` eigenvalues and ``xopt`` = their
-        eigenvectors.
+        eigenvectors, and the row-block oracle: for the rows :math:`I`,
+        :math:`G_I = -2 A_{I,:} X` in :math:`O(|I|np)` and, after
+        :math:`X_I \leftarrow X_I + \Delta`, the cost change
+        :math:`\langle G_I, \Delta\rangle - \langle \Delta, A_{II}\Delta\rangle` in
+        :math:`O(|I|^2 p)`.
     """
     A = _square_matrix("A", A, symmetric=True)
     n = A.shape[0]
@@ -63,7 +87,10 @@ def pca(A, p, manifold="stiefel"):
     M = Stiefel(n, p) if manifold == "stiefel" else Grassmann(n, p)
     return Problem(M, lambda x: _pca_cost(x, A), None,
                    cost_and_egrad=lambda x: _pca_cost_and_egrad(x, A),
-                   fopt=-w[::-1][:p].sum(), xopt=np.ascontiguousarray(v[:, ::-1][:, :p]))
+                   fopt=-w[::-1][:p].sum(), xopt=np.ascontiguousarray(v[:, ::-1][:, :p]),
+                   egrad_rows=lambda x, rows: -2.0 * _rows_times(A, rows, x),
+                   cost_change=lambda x, rows, d, g: (np.vdot(g, d)
+                                                      - _block_quadratic(A, rows, d)))
 
 
 @njit(cache=True)
@@ -89,7 +116,10 @@ def procrustes(A, B, special=False):
         :math:`A^\top B = U\Sigma V^\top`, :math:`X^* = UV^\top` (on :math:`SO(n)`, the
         last singular pair is flipped when :math:`\det UV^\top < 0`), and
         :math:`f^* = \|A\|_F^2 + \|B\|_F^2 - 2\,\mathrm{tr}(\Sigma D)` with
-        :math:`D` the diagonal of signs used.
+        :math:`D` the diagonal of signs used. Row-block oracle: with :math:`M = A^\top A`
+        and :math:`C = A^\top B` (precomputed), :math:`G_I = 2(M_{I,:}X - C_I)` and the
+        cost change after :math:`X_I \leftarrow X_I + \Delta` is
+        :math:`\langle G_I, \Delta\rangle + \langle \Delta, M_{II}\Delta\rangle`.
     """
     A = np.array(A, dtype=np.float64, order="C", copy=True)
     B = np.array(B, dtype=np.float64, order="C", copy=True)
@@ -105,9 +135,60 @@ def procrustes(A, B, special=False):
         d[-1] = -1.0
     xopt = (u * d) @ vt
     fopt = np.sum(A * A) + np.sum(B * B) - 2.0 * np.sum(s * d)
+    M = np.ascontiguousarray(A.T @ A)
+    C = np.ascontiguousarray(A.T @ B)
     return Problem(Orthogonal(n, special=special), None, None,
                    cost_and_egrad=lambda x: _procrustes_cost_and_egrad(x, A, B),
-                   fopt=fopt, xopt=xopt)
+                   fopt=fopt, xopt=xopt,
+                   egrad_rows=lambda x, rows: 2.0 * (_rows_times(M, rows, x) - C[rows]),
+                   cost_change=lambda x, rows, d, g: (np.vdot(g, d)
+                                                      + _block_quadratic(M, rows, d)))
+
+
+def linear_cost(C, special=False):
+    r"""Linear cost :math:`\min_{X^\top X = I} -\langle C, X\rangle = -\mathrm{tr}(C^\top X)`.
+
+    Parameters
+    ----------
+    C : (n, p) array_like
+        Real matrix, ``p <= n``.
+    special : bool
+        For ``p == n`` only: restrict to :math:`SO(n)` instead of :math:`O(n)`.
+
+    Returns
+    -------
+    Problem
+        On :class:`~jitopt.manifolds.Stiefel` for ``p < n`` and
+        :class:`~jitopt.manifolds.Orthogonal` for ``p == n``. With the thin SVD
+        :math:`C = U\Sigma V^\top`, the minimizer is the polar factor :math:`X^* = UV^\top`
+        and :math:`f^* = -\sum_i \sigma_i`. On :math:`SO(n)`, when
+        :math:`\det UV^\top < 0`, the minimizer is :math:`U\,\mathrm{diag}(1, \dots, 1,
+        -1)V^\top` and :math:`f^* = -\sum_i \sigma_i + 2\sigma_{\min}`. The gradient
+        :math:`-C` is constant, so the row-block oracle is :math:`G_I = -C_I` and the cost
+        change after :math:`X_I \leftarrow X_I + \Delta` is :math:`-\langle C_I, \Delta\rangle`.
+    """
+    C = np.array(C, dtype=np.float64, order="C", copy=True)
+    if C.ndim != 2 or C.shape[1] > C.shape[0] or C.size == 0:
+        raise ValueError(f"C must be a 2-D array of shape (n, p) with 1 <= p <= n, got "
+                         f"shape {C.shape}")
+    if not np.all(np.isfinite(C)):
+        raise ValueError("C contains NaN or inf")
+    n, p = C.shape
+    if special and p != n:
+        raise ValueError(f"special=True needs a square C, got shape {C.shape}")
+    u, s, vt = np.linalg.svd(C, full_matrices=False)
+    d = np.ones(p)
+    if special and np.linalg.det(u @ vt) < 0:
+        d[-1] = -1.0
+    xopt = np.ascontiguousarray((u * d) @ vt)
+    fopt = -float(np.sum(s * d))
+    M = Orthogonal(n, special=special) if p == n else Stiefel(n, p)
+    neg = -C
+    return Problem(M, lambda x: -np.vdot(C, x), lambda x: neg.copy(),
+                   cost_and_egrad=lambda x: (-np.vdot(C, x), neg.copy()),
+                   fopt=fopt, xopt=xopt,
+                   egrad_rows=lambda x, rows: neg[rows],
+                   cost_change=lambda x, rows, d, g: np.vdot(g, d))
 
 
 @njit(cache=True)

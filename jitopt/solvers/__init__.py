@@ -1,5 +1,16 @@
-"""Solvers. Each is registered as a method of :func:`jitopt.minimize`."""
+"""Solvers.
 
+The minimizers on manifolds (``rgd``, ``rsdm`` and the SERENA family) are registered as
+methods of :func:`jitopt.minimize` (:func:`jitopt.available_methods` lists them); ``evi``
+(expected variational inequalities) and ``online_dca`` (stochastic difference-of-convex
+problems) take their own problem types and are called directly.
+"""
+
+from .dc import online_dca
+from .evi import evi
 from .rgd import rgd
+from .rsdm import rsdm
+from .serena import r_hybrid_sgd, r_sgd, r_srg, r_srm, r_srvrg, r_svrg, r_svrrm, srge
 
-__all__ = ["rgd"]
+__all__ = ["rgd", "rsdm", "srge", "r_sgd", "r_svrg", "r_srg", "r_srm", "r_srvrg", "r_svrrm",
+           "r_hybrid_sgd", "evi", "online_dca"]

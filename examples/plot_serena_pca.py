@@ -1,0 +1,38 @@
+"""
+Variance-reduced PCA: optimality gap against passes over the data
+=================================================================
+
+The top-3 principal subspace of 2000 samples in dimension 10, as a finite sum on the
+Grassmann manifold, :math:`F(X) = -\\frac1n\\sum_i \\|X^\\top z_i\\|^2`, solved by every
+SERENA preset. The horizontal axis counts per-sample gradients divided by :math:`n`
+("passes"), the way the variance-reduction papers plot it: a step of R-SRVRG evaluates its
+batch at three points and is charged :math:`3b`.
+
+The methods with a control variate or a pure recursion and full-gradient restarts
+(R-SVRG, R-SRG, R-SRVRG, R-SVRRM) converge linearly; R-SGD, R-SRM and R-Hybrid-SGD keep an
+uncorrected sampling term and level off.
+"""
+
+import matplotlib.pyplot as plt
+
+from jitopt.problems import finite_sum_pca, spiked_samples
+from jitopt.solvers import serena
+
+problem = finite_sum_pca(spiked_samples(2000, 10, (4.0, 3.0, 2.0), rng=0), 3)
+steps = {"r-sgd": 0.005, "r-svrg": 0.02, "r-srg": 0.02, "r-srm": 0.005,
+         "r-srvrg": 0.02, "r-svrrm": 0.02, "r-hybrid-sgd": 0.005}
+
+fig, ax = plt.subplots(figsize=(7, 4.5))
+for name, step in steps.items():
+    solver = getattr(serena, name.replace("-", "_"))
+    res = solver(problem, step_size=step, rng=1, gtol=0.0, max_passes=40, history=True)
+    gap = (res.history["fun"] - problem.fopt) / abs(problem.fopt)
+    ax.semilogy(res.history["passes"], gap.clip(1e-16), marker=".", label=name)
+    print(f"{name:>13}: {res.passes:5.1f} passes, relative gap {gap[-1]:.1e}, "
+          f"loop: {res.loop}")
+ax.set_xlabel("passes over the data (per-sample gradients / n)")
+ax.set_ylabel("relative optimality gap")
+ax.set_title("PCA on Grassmann(10, 3), n = 2000")
+ax.legend(ncol=2)
+fig.tight_layout()
+plt.show()

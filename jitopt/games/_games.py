@@ -1,0 +1,330 @@
+r"""Normal-form and polymatrix games and their variational inequalities.
+
+A game with mixed strategies :math:`x_i \in \Delta(m_i)` and multilinear utilities
+:math:`u_i` is the VI with :math:`X = \prod_i \Delta(m_i)` and
+:math:`F(x) = -(\nabla_{x_i} u_i(x))_i`. Its EVI solutions for the block-diagonal linear
+deviations are the correlated equilibria (CE; a mixture of product distributions
+:math:`\sum_k w_k \otimes_i x^k_i` read as a distribution over pure profiles); for all affine
+self-maps of :math:`X` they are the anonymous linear correlated equilibria (ALCE), a strict
+refinement of CE (Zhang et al., ICML 2025, §5).
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from .._core.result import OptimizeResult
+from ..solvers import _evi_kernels as _k
+from ..solvers._evi_domains import ProductOfSimplices
+from ..solvers.evi import AffineOperator, VIProblem, evi, evi_gap
+
+__all__ = ["NormalFormGame", "PolymatrixGame", "concave_game"]
+
+
+class _NormalFormOperator:
+    """``F(x) = -(grad_{x_i} u_i(x))_i`` of a normal-form game, compiled inside the loop."""
+
+    def __init__(self, U, off):
+        self.U = np.ascontiguousarray(U)
+        self.off = off
+        self.dim = int(off[-1])
+
+    def __call__(self, x):
+        x = np.ascontiguousarray(x, dtype=float)
+        out = np.empty(self.dim)
+        _k.operator(_k.OP_NORMAL_FORM, np.zeros((1, 1)), np.zeros(1), self.U, self.off, x, out)
+        return out
+
+    def _evi_structure(self):
+        return _k.OP_NORMAL_FORM, np.zeros((1, 1)), np.zeros(1), self.U, self.off
+
+
+class _GameBase:
+    """What normal-form and polymatrix games share (``sizes``, ``offsets``, ``payoffs()``)."""
+
+    def _split(self, x, name="x"):
+        x = np.asarray(x, dtype=float)
+        if x.shape != (self.dim,):
+            raise ValueError(f"{name} must be a concatenated mixed profile of shape "
+                             f"({self.dim},), got {x.shape}")
+        return [x[self.offsets[i]:self.offsets[i + 1]] for i in range(self.n_players)]
+
+    def vi_problem(self):
+        """The :class:`jitopt.solvers.evi.VIProblem` of the game."""
+        return VIProblem(self.operator, ProductOfSimplices(self.sizes))
+
+    def correlated_equilibrium(self, tol=1e-3, deviations="ce", learner="prm+", **options):
+        r"""An :math:`\varepsilon`-CE (``deviations="ce"``, the sum over players of the CE
+        regrets at most ``tol``) or :math:`\varepsilon`-ALCE (``"alce"``) computed by
+        :func:`jitopt.solvers.evi`, as a mixture of mixed profiles (``points``,
+        ``weights``); ``options`` go to :func:`~jitopt.solvers.evi`. The default learner is
+        predictive regret matching+, which needs fewer rounds than regret matching+ on games
+        (see the benchmark ``python -m benchmarks evi``)."""
+        if deviations not in ("ce", "alce"):
+            raise ValueError(f"deviations must be 'ce' or 'alce', got {deviations!r}")
+        return evi(self.vi_problem(), tol=tol, learner=learner,
+                   deviations="ce" if deviations == "ce" else "linear", **options)
+
+    def mixture_gaps(self, points, weights=None):
+        """Per-player ALCE, CE and CCE gaps of a mixture of mixed profiles (closed form)."""
+        problem = self.vi_problem()
+        return evi_gap(problem, points, weights)
+
+    def joint_distribution(self, points, weights=None):
+        r"""The distribution :math:`\sum_k w_k \otimes_i x^k_i` over pure profiles (a tensor
+        of shape ``sizes``)."""
+        P = np.array(points, dtype=float, ndmin=2)
+        if P.ndim != 2 or P.shape[1] != self.dim:
+            raise ValueError(f"points must have shape (k, {self.dim}), got {np.shape(points)}")
+        w = np.full(P.shape[0], 1.0 / P.shape[0]) if weights is None else \
+            np.asarray(weights, dtype=float) / np.sum(weights)
+        out = np.zeros(self.sizes)
+        for wk, x in zip(w, P):
+            t = np.array(wk)
+            for blk in self._split(x, "points[k]"):
+                t = np.multiply.outer(t, blk)
+            out += t
+        return out
+
+    def _check_dist(self, dist):
+        p = np.asarray(dist, dtype=float)
+        if p.shape != self.sizes:
+            raise ValueError(f"dist must have shape {self.sizes}, got {p.shape}")
+        if (p < -1e-9).any() or abs(p.sum() - 1.0) > 1e-6:
+            raise ValueError("dist must be a probability distribution over pure profiles")
+        return p
+
+    def _regret_matrices(self, p):
+        """G_i[a, b] = sum_{a_-i} p(a, a_-i) u_i(b, a_-i) for each player."""
+        U = self.payoffs()
+        out = []
+        for i in range(self.n_players):
+            Pi = np.moveaxis(p, i, 0).reshape(self.sizes[i], -1)
+            Ui = np.moveaxis(U[i], i, 0).reshape(self.sizes[i], -1)
+            out.append(Pi @ Ui.T)
+        return out
+
+    def ce_gap(self, dist):
+        r"""Per-player CE regrets of a joint distribution :math:`p`:
+        :math:`\sum_a \max_b \sum_{a_{-i}} p(a, a_{-i}) [u_i(b, a_{-i}) - u_i(a, a_{-i})]`."""
+        G = self._regret_matrices(self._check_dist(dist))
+        return np.array([(g.max(axis=1) - np.diag(g)).sum() for g in G])
+
+    def cce_gap(self, dist):
+        r"""Per-player CCE regrets :math:`\max_b \mathbb E_p u_i(b, a_{-i}) - \mathbb E_p u_i`
+        (may be negative)."""
+        G = self._regret_matrices(self._check_dist(dist))
+        return np.array([g.sum(axis=0).max() - np.trace(g) for g in G])
+
+    def ce_lp(self, objective="welfare"):
+        r"""A correlated equilibrium by the CE linear program over pure profiles (HiGHS).
+
+        For each player :math:`i` and actions :math:`a \ne b`:
+        :math:`\sum_{a_{-i}} p(a, a_{-i})[u_i(b, a_{-i}) - u_i(a, a_{-i})] \le 0`,
+        :math:`p \ge 0`, :math:`\sum p = 1`; maximise the welfare :math:`\sum_i \mathbb E_p u_i`
+        (``"welfare"``) or any feasible point (``"feasibility"``).
+
+        Returns
+        -------
+        OptimizeResult
+            ``dist`` (tensor of shape ``sizes``), ``welfare``, ``n_variables``, ``nnz``,
+            ``status``/``success``/``message`` of HiGHS.
+        """
+        if objective not in ("welfare", "feasibility"):
+            raise ValueError(f"objective must be 'welfare' or 'feasibility', got {objective!r}")
+        U = self.payoffs()
+        N = int(np.prod(self.sizes))
+        A_ub = self._ce_constraints(U, N)
+        cost = -U.reshape(self.n_players, N).sum(axis=0) if objective == "welfare" else np.zeros(N)
+        r = linprog(cost, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=np.ones((1, N)),
+                    b_eq=[1.0], bounds=(0, None), method="highs")
+        dist = None
+        if r.x is not None:  # clip and renormalise HiGHS's rounding (tolerance about 1e-7)
+            dist = np.maximum(r.x, 0.0).reshape(self.sizes)
+            dist /= dist.sum()
+        welfare = float((U.reshape(self.n_players, N).sum(0) @ dist.ravel())) if dist is not None else np.nan
+        return OptimizeResult(dist=dist, welfare=welfare, n_variables=N, nnz=int(A_ub.nnz),
+                              status=int(r.status), success=bool(r.status == 0), message=r.message)
+
+    def _ce_constraints(self, U, N):
+        idx = np.arange(N).reshape(self.sizes)
+        rows, cols, vals = [], [], []
+        row = 0
+        for i in range(self.n_players):
+            m = self.sizes[i]
+            Ii = np.moveaxis(idx, i, 0).reshape(m, -1)
+            Ui = np.moveaxis(U[i], i, 0).reshape(m, -1)
+            for a in range(m):
+                for b in range(m):
+                    if a == b:
+                        continue
+                    cols.append(Ii[a])
+                    vals.append(Ui[b] - Ui[a])
+                    rows.append(np.full(Ii.shape[1], row))
+                    row += 1
+        return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                             shape=(row, N))
+
+
+def _sizes_offsets(sizes):
+    off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return tuple(int(m) for m in sizes), off
+
+
+class NormalFormGame(_GameBase):
+    r"""An ``n``-player normal-form game.
+
+    Parameters
+    ----------
+    payoffs : sequence of n array_like, or array_like of shape (n, m_1, ..., m_n)
+        ``payoffs[i][a_1, ..., a_n]`` is player ``i``'s payoff at the pure profile
+        :math:`(a_1, \dots, a_n)`. Two-player games: ``[A, B]``.
+
+    Attributes
+    ----------
+    n_players : int
+    sizes : tuple of int
+        Actions per player.
+    operator : callable
+        :math:`F(x) = -(\nabla_{x_i} u_i(x))_i` on concatenated mixed profiles (compiled).
+    """
+
+    def __init__(self, payoffs):
+        try:
+            arrays = [np.array(p, dtype=float) for p in payoffs]
+        except (TypeError, ValueError):
+            raise TypeError("payoffs must be a sequence of numeric arrays") from None
+        n = len(arrays)
+        if n < 1:
+            raise ValueError("payoffs must hold one array per player")
+        shape = arrays[0].shape
+        for i, p in enumerate(arrays):
+            if p.ndim != n or p.shape != shape:
+                raise ValueError(f"payoffs[{i}] must have one axis per player and all payoff "
+                                 f"arrays the same shape; got shapes "
+                                 f"{[a.shape for a in arrays]} for {n} players")
+            if not np.isfinite(p).all():
+                raise ValueError(f"payoffs[{i}] must be finite")
+        if min(shape) < 1:
+            raise ValueError("every player needs at least one action")
+        self.n_players = n
+        self.sizes, self.offsets = _sizes_offsets(shape)
+        self.dim = int(self.offsets[-1])
+        self._U = np.ascontiguousarray(np.stack(arrays))
+        self.operator = _NormalFormOperator(self._U.reshape(n, -1), self.offsets)
+
+    def payoffs(self):
+        """The payoff tensors, shape ``(n, m_1, ..., m_n)`` (a copy)."""
+        return self._U.copy()
+
+    def expected_payoffs(self, x):
+        """Expected payoff of each player at the mixed profile ``x`` (concatenated)."""
+        blocks = self._split(x)
+        out = np.empty(self.n_players)
+        for i in range(self.n_players):
+            t = self._U[i]
+            for blk in reversed(blocks):
+                t = t @ blk
+            out[i] = t
+        return out
+
+
+class PolymatrixGame(_GameBase):
+    r"""A polymatrix (network) game: :math:`u_i(x) = \sum_{j} x_i^\top A_{ij} x_j` over the
+    edges :math:`(i, j)`; its operator is linear, :math:`F_i(x) = -\sum_j A_{ij} x_j`.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        Actions per player.
+    edges : dict
+        ``{(i, j): A_ij}`` with ``A_ij`` of shape ``(m_i, m_j)``: player ``i``'s payoff from
+        its interaction with ``j`` (give ``(j, i)`` separately for ``j``'s side).
+    """
+
+    def __init__(self, sizes, edges):
+        if isinstance(sizes, numbers.Integral) or not hasattr(sizes, "__len__"):
+            raise TypeError("sizes must be a sequence of positive integers")
+        if len(sizes) < 1 or min(sizes) < 1:
+            raise ValueError(f"sizes must be positive integers, got {list(sizes)}")
+        if not isinstance(edges, dict):
+            raise TypeError("edges must be a dict {(i, j): A_ij}")
+        self.n_players = len(sizes)
+        self.sizes, self.offsets = _sizes_offsets(sizes)
+        self.dim = int(self.offsets[-1])
+        n, off = self.n_players, self.offsets
+        self.edges = {}
+        A = np.zeros((self.dim, self.dim))
+        for key, Aij in edges.items():
+            i, j = key
+            if not (0 <= i < n and 0 <= j < n) or i == j:
+                raise ValueError(f"edge {key} must join two different players in 0..{n - 1}")
+            Aij = np.array(Aij, dtype=float)
+            if Aij.shape != (self.sizes[i], self.sizes[j]):
+                raise ValueError(f"edges[{key}] must have shape {(self.sizes[i], self.sizes[j])}, "
+                                 f"got {Aij.shape}")
+            if not np.isfinite(Aij).all():
+                raise ValueError(f"edges[{key}] must be finite")
+            self.edges[(int(i), int(j))] = Aij
+            A[off[i]:off[i + 1], off[j]:off[j + 1]] -= Aij
+        self.operator = AffineOperator(A)
+
+    @classmethod
+    def ring(cls, n, m=3, rng=None, zero_sum=False):
+        """Players on a ring, each edge in both directions with payoffs U(-1, 1) (or
+        ``A_ji = -A_ij^T`` when ``zero_sum``)."""
+        from .._core.validation import check_int, check_rng
+
+        n = check_int("n", n, 3)
+        m = check_int("m", m, 1)
+        gen = check_rng(rng)
+        edges = {}
+        for i in range(n):
+            j = (i + 1) % n
+            edges[(i, j)] = gen.uniform(-1, 1, (m, m))
+            edges[(j, i)] = -edges[(i, j)].T if zero_sum else gen.uniform(-1, 1, (m, m))
+        return cls([m] * n, edges)
+
+    def payoffs(self):
+        """Dense payoff tensors ``(n, m_1, ..., m_n)`` (only for small games)."""
+        N = int(np.prod(self.sizes))
+        if N * self.n_players > 5e7:
+            raise ValueError(f"the game has {N} pure profiles: too many for dense payoffs")
+        prof = np.indices(self.sizes).reshape(self.n_players, -1)
+        U = np.zeros((self.n_players, N))
+        for (i, j), Aij in self.edges.items():
+            U[i] += Aij[prof[i], prof[j]]
+        return U.reshape((self.n_players,) + self.sizes)
+
+    def to_normal_form(self):
+        return NormalFormGame(list(self.payoffs()))
+
+    def expected_payoffs(self, x):
+        blocks = self._split(x)
+        out = np.zeros(self.n_players)
+        for (i, j), Aij in self.edges.items():
+            out[i] += blocks[i] @ Aij @ blocks[j]
+        return out
+
+
+def concave_game(partial_gradients, domain, *, dim=None):
+    r"""The VI :math:`F(x) = -(\nabla_{x_i} u_i(x))_i` of a concave (or smooth) game.
+
+    Parameters
+    ----------
+    partial_gradients : callable
+        ``partial_gradients(x) -> ndarray (d,)``: the concatenated gradients
+        :math:`(\nabla_{x_i} u_i(x))_i` of each player's utility in its own variables.
+    domain : domain of :class:`jitopt.solvers.evi.VIProblem`
+        The joint strategy set; a :class:`~jitopt.solvers.evi.Polytope` expresses coupled
+        (shared) constraints.
+
+    Returns
+    -------
+    VIProblem
+    """
+    if not callable(partial_gradients):
+        raise TypeError("partial_gradients must be callable")
+    return VIProblem(lambda x: -np.asarray(partial_gradients(x), dtype=float), domain, dim=dim)

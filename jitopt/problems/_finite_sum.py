@@ -1,0 +1,392 @@
+r"""Built-in finite-sum problems :math:`F(x) = \frac1n\sum_i f_i(x)` with per-sample oracles.
+
+Each constructor returns a :class:`~jitopt.FiniteSumProblem` whose oracles are Numba
+kernels of this module, and sets ``problem.sample_kernel`` so that the stochastic solvers
+(``jitopt.solvers.serena``) can run their inner loop in Numba end to end. The kernels
+work on 2-D points (a point of the sphere is stored as a ``(d, 1)`` column) and take the
+samples as the rows of a 2-D float64 array, so one compiled specialisation serves every
+problem.
+"""
+
+import numpy as np
+from numba import njit
+
+from .._core.problem import FiniteSumProblem
+from .._core.validation import check_choice, check_int, check_real, check_rng
+from ..manifolds import SPD, Grassmann, Sphere, Stiefel
+from ..manifolds._kernels import spd_sqrt_and_inv_sqrt, sym
+
+__all__ = ["finite_sum_pca", "leading_eigenvector", "robust_pca", "karcher_mean",
+           "spiked_samples", "commuting_spd_samples"]
+
+# codes of ``sample_kernel[0]``, shared with the solver kernels
+PCA, ROBUST_PCA, KARCHER = 0, 1, 2
+
+
+# -- per-sample kernels (mean over the sample indices ``idx``) ---------------------------
+
+
+@njit(cache=True)
+def pca_cost(x, z, idx):
+    """mean over idx of -||xᵀz_i||²."""
+    zx = z[idx] @ x
+    return -np.sum(zx * zx) / idx.size
+
+
+@njit(cache=True)
+def pca_egrad(x, z, idx):
+    """mean over idx of -2 z_i z_iᵀ x."""
+    zs = z[idx]
+    return (-2.0 / idx.size) * (zs.T @ (zs @ x))
+
+
+@njit(cache=True, inline="always")
+def _robust_residuals(x, z, sq, eps2, idx):
+    zs = z[idx]
+    zx = zs @ x
+    res = np.empty(idx.size)
+    for k in range(idx.size):
+        r2 = sq[idx[k]] - np.sum(zx[k] * zx[k])
+        res[k] = np.sqrt(eps2 + max(r2, 0.0))
+    return zs, zx, res
+
+
+@njit(cache=True)
+def robust_cost(x, z, sq, eps2, idx):
+    """mean over idx of sqrt(eps² + ||z_i - x xᵀz_i||²)."""
+    _, _, res = _robust_residuals(x, z, sq, eps2, idx)
+    return np.sum(res) / idx.size
+
+
+@njit(cache=True)
+def robust_egrad(x, z, sq, eps2, idx):
+    """mean over idx of -z_i z_iᵀ x / sqrt(eps² + ||z_i - x xᵀz_i||²)."""
+    zs, zx, res = _robust_residuals(x, z, sq, eps2, idx)
+    for k in range(idx.size):
+        zx[k] /= res[k]
+    return (-1.0 / idx.size) * (zs.T @ zx)
+
+
+@njit(cache=True)
+def _jacobi_eigh(a):
+    """Eigenvalues and eigenvectors of a small symmetric matrix by cyclic Jacobi rotations.
+
+    For the d x d matrices of the Karcher mean (d of a few units) this is several times
+    faster than a LAPACK call, whose set-up dominates at that size, and it is accurate to
+    rounding. Returns ``(w, v)`` with ``a = v diag(w) vᵀ``.
+    """
+    d = a.shape[0]
+    a = a.copy()
+    v = np.eye(d)
+    total = np.sum(a * a)
+    for _ in range(100):
+        off = 0.0
+        for p in range(d):
+            for q in range(p + 1, d):
+                off += a[p, q] * a[p, q]
+        if off <= 1e-30 * total:  # off-diagonal norm below 1e-15 of the matrix norm
+            break
+        for p in range(d - 1):
+            for q in range(p + 1, d):
+                apq = a[p, q]
+                if apq == 0.0:
+                    continue
+                theta = (a[q, q] - a[p, p]) / (2.0 * apq)
+                t = 1.0 / (abs(theta) + np.sqrt(theta * theta + 1.0))
+                if theta < 0.0:
+                    t = -t
+                c = 1.0 / np.sqrt(t * t + 1.0)
+                s = t * c
+                # a <- Jᵀ a J, which zeroes a[p, q] (symmetric update)
+                a[p, p] -= t * apq
+                a[q, q] += t * apq
+                a[p, q] = 0.0
+                a[q, p] = 0.0
+                for k in range(d):
+                    if k != p and k != q:
+                        akp, akq = a[k, p], a[k, q]
+                        a[k, p] = a[p, k] = c * akp - s * akq
+                        a[k, q] = a[q, k] = s * akp + c * akq
+                for k in range(d):  # v <- v J
+                    vkp, vkq = v[k, p], v[k, q]
+                    v[k, p] = c * vkp - s * vkq
+                    v[k, q] = s * vkp + c * vkq
+    return np.diag(a).copy(), v
+
+
+@njit(cache=True)
+def _karcher_log_sum(x, a, idx):
+    """x^{±1/2}, the sum over idx of logm(x^{-1/2} A_i x^{-1/2}) (A_i = row i as d x d) and
+    the squared norms of those logarithms."""
+    d = x.shape[0]
+    s, si = spd_sqrt_and_inv_sqrt(x)
+    acc = np.zeros((d, d))
+    sq = np.zeros(idx.size)
+    b = np.empty((d, d))
+    tmp = np.empty((d, d))
+    for k in range(idx.size):
+        row = a[idx[k]]
+        for i in range(d):  # tmp = A_i x^{-1/2}
+            for j in range(d):
+                acc_ij = 0.0
+                for m in range(d):
+                    acc_ij += row[i * d + m] * si[m, j]
+                tmp[i, j] = acc_ij
+        for i in range(d):  # b = x^{-1/2} tmp, symmetrised
+            for j in range(i, d):
+                bij = 0.0
+                for m in range(d):
+                    bij += si[i, m] * tmp[m, j]
+                b[i, j] = bij
+                b[j, i] = bij
+        w, v = _jacobi_eigh(b)
+        lw = np.log(w)
+        sq[k] = np.sum(lw * lw)
+        for i in range(d):
+            for j in range(d):
+                acc_ij = 0.0
+                for m in range(d):
+                    acc_ij += v[i, m] * lw[m] * v[j, m]
+                acc[i, j] += acc_ij
+    return s, si, acc, sq
+
+
+@njit(cache=True)
+def karcher_cost(x, a, idx):
+    """mean over idx of ½ d²(x, A_i), affine-invariant distance."""
+    _, _, _, sq = _karcher_log_sum(x, a, idx)
+    return 0.5 * np.sum(sq) / idx.size
+
+
+@njit(cache=True)
+def karcher_egrad(x, a, idx):
+    """Euclidean gradient -x^{-1/2} mean(logm(x^{-1/2}A_i x^{-1/2})) x^{-1/2}."""
+    _, si, acc, _ = _karcher_log_sum(x, a, idx)
+    return sym(si @ acc @ si) * (-1.0 / idx.size)
+
+
+@njit(cache=True)
+def karcher_rgrad(x, a, idx):
+    """Riemannian gradient -mean Log_x(A_i) = -x^{1/2} mean(logm(x^{-1/2}A_i x^{-1/2})) x^{1/2}."""
+    s, _, acc, _ = _karcher_log_sum(x, a, idx)
+    return sym(s @ acc @ s) * (-1.0 / idx.size)
+
+
+# -- validation and data -------------------------------------------------------------------
+
+
+def _samples(name, z):
+    z = np.asarray(z)
+    if z.ndim != 2 or z.shape[0] < 1 or z.shape[1] < 1:
+        raise ValueError(f"{name} must be a 2-D array (n_samples, dim), got shape {z.shape}")
+    if not np.issubdtype(z.dtype, np.number) or np.iscomplexobj(z):
+        raise TypeError(f"{name} must be a real numeric array, got dtype {z.dtype}")
+    if not np.all(np.isfinite(z)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return np.array(z, dtype=np.float64, order="C", copy=True)
+
+
+def _top_eigenspace(z, p):
+    c = (z.T @ z) / z.shape[0]
+    w, v = np.linalg.eigh(0.5 * (c + c.T))
+    return w[::-1], np.ascontiguousarray(v[:, ::-1][:, :p])
+
+
+def spiked_samples(n, d, scales=(20.0, 10.0, 5.0, 3.0, 2.0), rng=None):
+    """Gaussian samples ``Z`` of shape ``(n, d)`` whose first columns have standard
+    deviations ``scales`` and the others 1 (the PCA data of the variance-reduction
+    literature)."""
+    n = check_int("n", n, 1)
+    d = check_int("d", d, 1)
+    s = np.ones(d)
+    scales = np.asarray(scales, dtype=float).reshape(-1)[:d]
+    s[:scales.size] = scales
+    return check_rng(rng).standard_normal((n, d)) * s
+
+
+def commuting_spd_samples(n, d, sigma=0.5, rng=None):
+    """``n`` commuting SPD matrices :math:`A_i = Q\\,\\mathrm{diag}(e^{a_i})\\,Q^\\top` with a
+    common random orthogonal :math:`Q` and :math:`a_i \\sim N(0, \\sigma^2 I)`; shape
+    ``(n, d, d)``. Their Karcher mean has a closed form (see :func:`karcher_mean`)."""
+    n = check_int("n", n, 1)
+    d = check_int("d", d, 1)
+    sigma = check_real("sigma", sigma, low=0.0)
+    rng = check_rng(rng)
+    q, r = np.linalg.qr(rng.standard_normal((d, d)))
+    q *= np.sign(np.diag(r))
+    a = sigma * rng.standard_normal((n, d))
+    out = np.einsum("ij,nj,kj->nik", q, np.exp(a), q)
+    return 0.5 * (out + out.transpose(0, 2, 1))
+
+
+# -- problems ------------------------------------------------------------------------------
+
+
+def _pca_problem(manifold, z, shape, fopt, xopt):
+    def cost(x, idx):
+        return pca_cost(np.reshape(x, shape), z, idx)
+
+    def egrad(x, idx):
+        return pca_egrad(np.reshape(x, shape), z, idx).reshape(manifold.shape)
+
+    problem = FiniteSumProblem(manifold, cost, egrad, z.shape[0], fopt=fopt, xopt=xopt)
+    problem.sample_kernel = (PCA, z, np.zeros(0), 0.0)
+    return problem
+
+
+def finite_sum_pca(Z, p, manifold="grassmann"):
+    r"""PCA as a finite sum: :math:`\min_X -\frac1n \sum_i \|X^\top z_i\|^2`.
+
+    The cost equals :math:`-\mathrm{tr}(X^\top C X)` with :math:`C = Z^\top Z / n`.
+
+    Parameters
+    ----------
+    Z : (n, d) array_like
+        The samples :math:`z_i` as rows; :math:`C = Z^\top Z / n`.
+    p : int
+        Subspace dimension, ``1 <= p <= d``.
+    manifold : {"grassmann", "stiefel"}
+        The domain (the cost is invariant under :math:`X \mapsto XQ`).
+
+    Returns
+    -------
+    FiniteSumProblem
+        Per-sample cost :math:`f_i(X) = -\|X^\top z_i\|^2` and Euclidean gradient
+        :math:`-2 z_i z_i^\top X`; ``fopt`` is minus the sum of the top ``p`` eigenvalues of
+        :math:`C` and ``xopt`` their eigenvectors.
+    """
+    z = _samples("Z", Z)
+    p = check_int("p", p, 1, z.shape[1])
+    check_choice("manifold", manifold, ("grassmann", "stiefel"))
+    w, v = _top_eigenspace(z, p)
+    d = z.shape[1]
+    M = Grassmann(d, p) if manifold == "grassmann" else Stiefel(d, p)
+    return _pca_problem(M, z, (d, p), -float(w[:p].sum()), v)
+
+
+def leading_eigenvector(Z):
+    r"""Leading eigenvector on the sphere: :math:`\min_{\|x\|=1} -\frac1n\sum_i (z_i^\top x)^2`.
+
+    Parameters
+    ----------
+    Z : (n, d) array_like
+        The samples as rows.
+
+    Returns
+    -------
+    FiniteSumProblem
+        On :class:`~jitopt.manifolds.Sphere` ``(d)``, with ``fopt`` minus the largest
+        eigenvalue of :math:`C = Z^\top Z/n` and ``xopt`` its eigenvector.
+    """
+    z = _samples("Z", Z)
+    w, v = _top_eigenspace(z, 1)
+    d = z.shape[1]
+    return _pca_problem(Sphere(d), z, (d, 1), -float(w[0]), v[:, 0].copy())
+
+
+def robust_pca(Z, p, eps=1.0):
+    r"""Robust PCA on the Grassmann manifold with a smooth absolute loss.
+
+    .. math::
+
+        \min_{X \in \mathrm{Gr}(d, p)} \frac1n \sum_i
+        \sqrt{\varepsilon^2 + \|z_i - XX^\top z_i\|^2},
+
+    whose per-sample Euclidean gradient is
+    :math:`-z_i z_i^\top X / \sqrt{\varepsilon^2 + \|z_i - XX^\top z_i\|^2}`. Unlike PCA the
+    sum does not reduce to a small matrix, so every gradient reads the samples.
+
+    Parameters
+    ----------
+    Z : (n, d) array_like
+        The samples as rows.
+    p : int
+        Subspace dimension.
+    eps : float
+        Smoothing :math:`\varepsilon > 0`.
+
+    Returns
+    -------
+    FiniteSumProblem
+        ``fopt`` and ``xopt`` are ``None`` (no closed form).
+    """
+    z = _samples("Z", Z)
+    d = z.shape[1]
+    p = check_int("p", p, 1, d)
+    eps = check_real("eps", eps, low=0.0, low_open=True)
+    sq = np.einsum("ij,ij->i", z, z)
+    eps2 = eps * eps
+
+    def cost(x, idx):
+        return robust_cost(x, z, sq, eps2, idx)
+
+    def egrad(x, idx):
+        return robust_egrad(x, z, sq, eps2, idx)
+
+    problem = FiniteSumProblem(Grassmann(d, p), cost, egrad, z.shape[0])
+    problem.sample_kernel = (ROBUST_PCA, z, sq, eps2)
+    return problem
+
+
+def karcher_mean(A, retraction="exp"):
+    r"""Karcher (Riemannian) mean of SPD matrices: :math:`\min_X \frac1{2n}\sum_i d^2(X, A_i)`.
+
+    With the affine-invariant distance
+    :math:`d(X, A) = \|\log(X^{-1/2} A X^{-1/2})\|_F`; the per-sample Riemannian gradient is
+    :math:`-\mathrm{Log}_X(A_i)`.
+
+    Parameters
+    ----------
+    A : (n, d, d) array_like
+        Symmetric positive definite matrices.
+    retraction : {"exp", "second_order"}
+        Retraction of the :class:`~jitopt.manifolds.SPD` manifold.
+
+    Returns
+    -------
+    FiniteSumProblem
+        When the :math:`A_i` commute (:math:`A_i = Q\,\mathrm{diag}(e^{a_i})Q^\top`), the
+        minimizer is :math:`X^* = Q\,\mathrm{diag}(e^{\bar a})Q^\top` with
+        :math:`\bar a` the mean of the :math:`a_i`, and
+        :math:`f^* = \frac1{2n}\sum_i\|a_i - \bar a\|^2`; ``fopt`` and ``xopt`` are set
+        then, ``None`` otherwise.
+    """
+    a = np.asarray(A)
+    if a.ndim != 3 or a.shape[1] != a.shape[2] or a.shape[0] < 1:
+        raise ValueError(f"A must have shape (n, d, d), got {a.shape}")
+    if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
+        raise TypeError(f"A must be a real numeric array, got dtype {a.dtype}")
+    a = np.array(a, dtype=np.float64, copy=True)
+    if not np.all(np.isfinite(a)):
+        raise ValueError("A contains NaN or inf")
+    n, d, _ = a.shape
+    if not np.allclose(a, a.transpose(0, 2, 1), rtol=1e-10, atol=1e-12 * np.abs(a).max()):
+        raise ValueError("A must hold symmetric matrices")
+    lam = np.linalg.eigvalsh(a)
+    if np.any(lam[:, 0] <= 0):
+        raise ValueError(f"A must hold positive definite matrices; A[{np.argmin(lam[:, 0])}] "
+                         f"has smallest eigenvalue {lam[:, 0].min():.3e}")
+    fopt = xopt = None
+    # commuting data: eigenvectors of a generic combination diagonalise every A_i
+    weights = np.random.default_rng(0).uniform(1.0, 2.0, n)
+    _, q = np.linalg.eigh(np.einsum("n,nij->ij", weights, a))
+    diag = np.einsum("ji,njk,ki->ni", q, a, q)
+    off = np.einsum("ji,njk,kl->nil", q, a, q) - diag[:, :, None] * np.eye(d)
+    if np.abs(off).max() <= 1e-10 * np.abs(diag).max() and np.all(diag > 0):
+        la = np.log(diag)
+        mean = la.mean(0)
+        fopt = 0.5 * float(np.sum((la - mean) ** 2)) / n
+        xopt = (q * np.exp(mean)) @ q.T
+        xopt = 0.5 * (xopt + xopt.T)
+    data = np.ascontiguousarray(a.reshape(n, d * d))
+
+    def cost(x, idx):
+        return karcher_cost(np.ascontiguousarray(x, dtype=np.float64), data, idx)
+
+    def egrad(x, idx):
+        return karcher_egrad(np.ascontiguousarray(x, dtype=np.float64), data, idx)
+
+    problem = FiniteSumProblem(SPD(d, retraction=retraction), cost, egrad, n, fopt=fopt,
+                               xopt=xopt)
+    problem.sample_kernel = (KARCHER, data, np.zeros(0), 0.0)
+    return problem

@@ -1,0 +1,322 @@
+"""Sparse regression and classification problems on R^d (used by ``jitopt.sparse``)."""
+
+import numpy as np
+from numba import njit
+
+from .._core.problem import FiniteSumProblem
+from .._core.validation import check_int, check_real, check_rng
+
+__all__ = ["least_squares", "logistic", "sparse_regression_data", "LeastSquares", "Logistic"]
+
+_GRAM_BUDGET = 2 ** 24  # floats of cached Gram rows (128 MiB)
+
+
+def _data(X, y):
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array, got shape {X.shape}")
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(f"y must be a 1-D array of length X.shape[0] = {X.shape[0]}, "
+                         f"got shape {y.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
+    if not (np.isfinite(X).all() and np.isfinite(y).all()):
+        raise ValueError("X and y must be finite (no NaN or inf)")
+    # writable C-ordered arrays (copies only when needed; never modified): read-only
+    # inputs (e.g. memory maps) would make Numba compile a second specialization
+    return np.require(X, float, "CW"), np.require(y, float, "CW")
+
+
+@njit(cache=True)
+def _residual(w, X, y):
+    """r = X w - y using the columns of X on the support of w only."""
+    n = y.shape[0]
+    support = np.flatnonzero(w)
+    r = np.empty(n)
+    for i in range(n):
+        s = -y[i]
+        for j in support:
+            s += X[i, j] * w[j]
+        r[i] = s
+    return r
+
+
+@njit(cache=True)
+def _ls_full(w, X, y, b, cache, slot, counter):
+    """Cost and gradient of ||Xw - y||^2/(2n), with the Gram rows G_j = X^T x_j / n of the
+    support cached in ``cache`` (``slot[j]`` its row, -1 if absent) when they fit."""
+    n, p = X.shape
+    r = _residual(w, X, y)
+    f = 0.5 * np.dot(r, r) / n
+    support = np.flatnonzero(w)
+    cap = cache.shape[0]
+    if support.shape[0] > cap // 2 or support.shape[0] * 4 > n + p:
+        return f, np.dot(X.T, r) / n
+    missing = 0
+    for j in support:
+        if slot[j] < 0:
+            missing += 1
+    if counter[0] + missing > cap:
+        slot[:] = -1
+        counter[0] = 0
+        missing = support.shape[0]
+    if missing > 0:
+        # the missing rows in one product X^T [x_j ...], reading X once
+        cols = np.empty((n, missing))
+        new = np.empty(missing, dtype=np.int64)
+        m = 0
+        for j in support:
+            if slot[j] < 0:
+                new[m] = j
+                for i in range(n):
+                    cols[i, m] = X[i, j]
+                m += 1
+        rows = np.dot(X.T, cols)
+        for t in range(missing):
+            for i in range(p):
+                cache[counter[0], i] = rows[i, t] / n
+            slot[new[t]] = counter[0]
+            counter[0] += 1
+    g = np.empty(p)
+    for i in range(p):
+        g[i] = -b[i]
+    for j in support:
+        wj = w[j]
+        s = slot[j]
+        for i in range(p):
+            g[i] += wj * cache[s, i]
+    return f, g
+
+
+class LeastSquares(FiniteSumProblem):
+    r"""Least squares :math:`R(w) = \frac1{2n}\|y - Xw\|^2 = \frac1n\sum_i \frac12
+    (x_i^\top w - y_i)^2`.
+
+    A :class:`~jitopt.FiniteSumProblem` on :math:`\mathbb R^p`. The full gradient
+    :math:`\frac1n X^\top(Xw - y)` of a sparse :math:`w` is assembled from cached rows of the
+    Gram matrix :math:`G = X^\top X/n` (each row is computed the first time its coordinate
+    enters a support), so an iteration of a sparse solver costs :math:`O(pk)` plus
+    :math:`O(np)` per newly visited coordinate, not :math:`O(np)`; dense ``w`` use
+    :math:`X^\top r` directly. Minibatches ``idx`` use the rows of ``X``.
+
+    Attributes
+    ----------
+    X, y : ndarray
+        The data (float64, C-ordered; the given arrays themselves when they already are).
+    """
+
+    def __init__(self, X, y, gram="auto"):
+        from ..manifolds import Euclidean
+
+        X, y = _data(X, y)
+        n, p = X.shape
+        self.X, self.y = X, y
+        self._b = X.T @ y / n
+        if gram not in ("auto", True, False):
+            raise ValueError(f"gram must be 'auto', True or False, got {gram!r}")
+        cap = 0 if gram is False else min(p, max(64, _GRAM_BUDGET // p))
+        self._cache = np.empty((cap, p))
+        self._slot = np.full(p, -1, dtype=np.int64)
+        self._counter = np.zeros(1, dtype=np.int64)
+        self._lipschitz = None
+        super().__init__(Euclidean(p), self._cost_idx, self._egrad_idx, n)
+        self._cost_and_egrad = self._full
+
+    def _full(self, w):
+        w = np.require(w, float, "CW")
+        return _ls_full(w, self.X, self.y, self._b, self._cache, self._slot, self._counter)
+
+    def _cost_idx(self, w, idx):
+        if idx.shape[0] == self.n_samples:
+            r = _residual(np.require(w, float, "CW"), self.X, self.y)
+        else:
+            r = self.X[idx] @ w - self.y[idx]
+        return 0.5 * float(r @ r) / idx.shape[0]
+
+    def _egrad_idx(self, w, idx):
+        if idx.shape[0] == self.n_samples:
+            return self._full(w)[1]
+        Xb = self.X[idx]
+        return Xb.T @ (Xb @ w - self.y[idx]) / idx.shape[0]
+
+    def cost_and_egrad(self, x):
+        self.counts.nfev += 1
+        self.counts.njev += 1
+        self.counts.nifo += self.n_samples
+        f, g = self._full(x)
+        return float(f), g
+
+    def gram_block(self, support):
+        r"""``(Q, c)`` with :math:`Q = X_S^\top X_S/n` and :math:`c = X_S^\top y/n`, so that
+        :math:`R(w) = \frac12 w_S^\top Q w_S - c^\top w_S + \|y\|^2/(2n)` for
+        :math:`\operatorname{supp} w \subseteq S` (from the cached Gram rows when they fit)."""
+        support = np.asarray(support, dtype=np.int64)
+        if self._cache.shape[0] >= support.shape[0]:
+            w = np.zeros(self.manifold.shape[0])
+            w[support] = 1.0
+            self._full(w)  # caches the rows of the support
+            if np.all(self._slot[support] >= 0):
+                Q = self._cache[self._slot[support]][:, support]
+                return 0.5 * (Q + Q.T), self._b[support].copy()
+        Xs = self.X[:, support]
+        return Xs.T @ Xs / self.n_samples, self._b[support].copy()
+
+    def lipschitz(self):
+        r"""An upper estimate of :math:`L = \lambda_{\max}(X^\top X/n)`, the Lipschitz constant
+        of the gradient (exact for small data, else 1.05 times 30 power iterations)."""
+        if self._lipschitz is None:
+            self._lipschitz = _top_eigenvalue(self.X) / self.n_samples
+        return self._lipschitz
+
+
+def _top_eigenvalue(A):
+    """lambda_max(A^T A): exact when A is small, else 1.05 x 30 seeded power iterations."""
+    n, p = A.shape
+    if min(n, p) <= 200:
+        M = A @ A.T if n <= p else A.T @ A
+        return float(np.linalg.eigvalsh(M)[-1])
+    v = np.random.default_rng(0).standard_normal(p)
+    lam = 0.0
+    for _ in range(30):
+        u = A.T @ (A @ v)
+        lam = float(np.linalg.norm(u))
+        if lam == 0.0:
+            return 0.0
+        v = u / lam
+    return 1.05 * lam
+
+
+@njit(cache=True)
+def _logistic(w, X, y, idx, alpha, intercept):
+    """Mean logistic loss over idx (labels +-1) plus (alpha/2)||w||^2, and its gradient."""
+    p = X.shape[1]
+    g = np.zeros(w.shape[0])
+    f = 0.0
+    b = w[p] if intercept else 0.0
+    for i in idx:
+        m = y[i] * (np.dot(X[i], w[:p]) + b)
+        # log(1 + exp(-m)) and its derivative -1/(1 + exp(m)), computed stably
+        if m > 0:
+            e = np.exp(-m)
+            f += np.log1p(e)
+            s = -e / (1.0 + e)
+        else:
+            e = np.exp(m)
+            f += -m + np.log1p(e)
+            s = -1.0 / (1.0 + e)
+        g[:p] += (s * y[i]) * X[i]
+        if intercept:
+            g[p] += s * y[i]
+    m_ = idx.shape[0]
+    f /= m_
+    g /= m_
+    for j in range(p):
+        f += 0.5 * alpha * w[j] * w[j]
+        g[j] += alpha * w[j]
+    return f, g
+
+
+class Logistic(FiniteSumProblem):
+    r"""Logistic regression :math:`R(w) = \frac1n\sum_i \log(1 + e^{-y_i(x_i^\top w + b)}) +
+    \frac\alpha2\|w\|^2` with labels :math:`y_i \in \{-1, +1\}`.
+
+    The point is :math:`w \in \mathbb R^p`, or :math:`(w, b) \in \mathbb R^{p+1}` (intercept
+    last, not penalized) when ``fit_intercept=True``.
+    """
+
+    def __init__(self, X, y, alpha=0.0, fit_intercept=False):
+        from ..manifolds import Euclidean
+
+        X, y = _data(X, y)
+        if not np.all(np.abs(y) == 1):
+            raise ValueError("y must hold labels -1 and +1")
+        self.alpha = check_real("alpha", alpha, low=0.0)
+        self.fit_intercept = bool(fit_intercept)
+        self.X, self.y = X, y
+        self._lipschitz = None
+        n, p = X.shape
+        super().__init__(Euclidean(p + self.fit_intercept), self._cost_idx, self._egrad_idx, n)
+
+    def _fg(self, w, idx):
+        return _logistic(np.require(w, float, "CW"), self.X, self.y, idx,
+                         self.alpha, self.fit_intercept)
+
+    def _cost_idx(self, w, idx):
+        return self._fg(w, idx)[0]
+
+    def _egrad_idx(self, w, idx):
+        return self._fg(w, idx)[1]
+
+    def cost_and_egrad(self, x):
+        self.counts.nfev += 1
+        self.counts.njev += 1
+        self.counts.nifo += self.n_samples
+        f, g = self._fg(x, self.all_samples)
+        return float(f), g
+
+    def lipschitz(self):
+        r""":math:`\lambda_{\max}(\tilde X^\top \tilde X)/(4n) + \alpha`, with :math:`\tilde X` the
+        data (and a column of ones for the intercept)."""
+        if self._lipschitz is None:
+            A = np.hstack([self.X, np.ones((self.X.shape[0], 1))]) if self.fit_intercept \
+                else self.X
+            self._lipschitz = _top_eigenvalue(A) / (4 * self.n_samples) + self.alpha
+        return self._lipschitz
+
+
+def least_squares(X, y, gram="auto"):
+    r"""The problem :math:`\min_w \frac1{2n}\|y - Xw\|^2` (a :class:`LeastSquares`).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+    y : array_like, shape (n,)
+    gram : {"auto", True, False}
+        Cache rows of :math:`X^\top X/n` for sparse iterates (default) or not (``False``).
+    """
+    return LeastSquares(X, y, gram)
+
+
+def logistic(X, y, alpha=0.0, fit_intercept=False):
+    r"""The problem of :class:`Logistic` (labels in :math:`\{-1, +1\}`)."""
+    return Logistic(X, y, alpha, fit_intercept)
+
+
+def sparse_regression_data(n, p, k, rho=0.0, snr=5.0, signed=False, rng=None):
+    r"""A sparse linear model with AR(1)-correlated Gaussian columns.
+
+    Columns :math:`x_{\cdot,0} \sim N(0, I)`, :math:`x_{\cdot,j} = \rho x_{\cdot,j-1} +
+    \sqrt{1-\rho^2}\,N(0, I)`, scaled to norm :math:`\sqrt n`; :math:`\beta^*` has a uniformly
+    random support of size ``k`` with values :math:`U[1,2]` (times a random sign if
+    ``signed``); :math:`y = X\beta^* + \sigma\varepsilon` with
+    :math:`\sigma = \|X\beta^*\|/(\sqrt n\,\mathrm{SNR})`.
+
+    Returns
+    -------
+    X : ndarray (n, p)
+    y : ndarray (n,)
+    beta : ndarray (p,)
+    """
+    n = check_int("n", n, low=1)
+    p = check_int("p", p, low=1)
+    k = check_int("k", k, low=0, high=p)
+    rho = check_real("rho", rho, -1.0, 1.0, True, True)
+    snr = check_real("snr", snr, low=0.0, low_open=True)
+    rng = check_rng(rng)
+    E = rng.standard_normal((n, p))
+    X = np.empty((n, p))
+    X[:, 0] = E[:, 0]
+    c = np.sqrt(1 - rho * rho)
+    for j in range(1, p):
+        X[:, j] = rho * X[:, j - 1] + c * E[:, j]
+    X *= np.sqrt(n) / np.linalg.norm(X, axis=0)
+    beta = np.zeros(p)
+    support = rng.choice(p, k, replace=False)
+    beta[support] = rng.uniform(1.0, 2.0, k)
+    if signed:
+        beta[support] *= rng.choice([-1.0, 1.0], k)
+    signal = X @ beta
+    sigma = np.linalg.norm(signal) / (np.sqrt(n) * snr)
+    y = signal + sigma * rng.standard_normal(n)
+    return X, y, beta

@@ -1,0 +1,419 @@
+r"""Domains of the EVI solver and their oracles: the closed-form and LP gaps, linear
+minimisation, fixed points of affine self-maps, the reweighting LP and an H-description.
+
+A user passes :class:`jitopt.sets.Simplex`, a bounded :class:`jitopt.sets.Box` (or
+:class:`jitopt.sets.LInfBall`), :class:`ProductOfSimplices` or :class:`Polytope`;
+:func:`make_domain` turns it into a :class:`Domain` holding the internal coordinates of the
+learners (see :mod:`jitopt.solvers._evi_kernels`): ``x = shift + T y`` with ``y`` in a product
+of standard simplices or in the unit box. A polytope is lifted to barycentric coordinates over
+its vertices, ``x = V y`` with ``y`` in a simplex: every affine self-map of ``X`` is ``V Y`` on
+those coordinates for a column-stochastic ``Y``, so a swap-regret learner on the lift controls
+the Phi_LIN regret on ``X``.
+"""
+
+import itertools
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from .. import sets as _sets
+from . import _evi_kernels as _k
+
+__all__ = ["ProductOfSimplices", "Polytope", "Domain", "make_domain", "deviation_lp"]
+
+_MAX_VERTEX_COMBOS = 200_000
+
+
+class ProductOfSimplices:
+    r"""The product :math:`\Delta(m_1) \times \dots \times \Delta(m_n)` of probability simplices
+    (the mixed strategies of an ``n``-player normal-form game), coordinates concatenated.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        The block sizes :math:`m_i \ge 1`.
+    """
+
+    def __init__(self, sizes):
+        try:
+            sizes = [int(m) for m in sizes]
+        except (TypeError, ValueError):
+            raise TypeError("sizes must be a sequence of positive integers") from None
+        if not sizes or min(sizes) < 1:
+            raise ValueError(f"sizes must be a non-empty sequence of positive integers, got {sizes}")
+        self.sizes = tuple(sizes)
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
+        self.dim = int(self.offsets[-1])
+
+    def __repr__(self):
+        return f"ProductOfSimplices({list(self.sizes)})"
+
+
+class Polytope:
+    r"""A nonempty bounded polytope :math:`\{x \in \mathbb R^d : A x \le b\}`.
+
+    Parameters
+    ----------
+    A : array_like, shape (m, d)
+    b : array_like, shape (m,)
+
+    Raises
+    ------
+    ValueError
+        If the polytope is empty or unbounded (checked with :math:`2d` HiGHS LPs).
+    """
+
+    def __init__(self, A, b):
+        A = np.array(A, dtype=float, ndmin=2)
+        b = np.array(b, dtype=float).ravel()
+        if A.ndim != 2 or A.shape[0] != b.shape[0] or A.shape[0] == 0:
+            raise ValueError(f"A must have shape (m, d) and b shape (m,), got {A.shape} and {b.shape}")
+        if not (np.isfinite(A).all() and np.isfinite(b).all()):
+            raise ValueError("A and b must be finite")
+        self.A, self.b, self.dim = A, b, A.shape[1]
+        lo, hi = np.empty(self.dim), np.empty(self.dim)
+        for j in range(self.dim):
+            for sign, store in ((1.0, lo), (-1.0, hi)):
+                e = np.zeros(self.dim)
+                e[j] = sign
+                r = linprog(e, A_ub=A, b_ub=b, bounds=(None, None), method="highs")
+                if r.status == 2:
+                    raise ValueError("the polytope {x : A x <= b} is empty")
+                if r.status == 3:
+                    raise ValueError("the polytope {x : A x <= b} is unbounded")
+                if r.status != 0:
+                    raise ValueError(f"could not check the polytope: {r.message}")
+                store[j] = sign * r.fun
+        self.lower, self.upper = lo, hi
+
+    def vertices(self):
+        """The vertices (rows), by brute force over the ``d``-subsets of the constraints."""
+        A, b, d = self.A, self.b, self.dim
+        m = A.shape[0]
+        ncomb = 1
+        for k in range(d):
+            ncomb = ncomb * (m - k) // (k + 1)
+        if ncomb > _MAX_VERTEX_COMBOS:
+            raise ValueError(f"the polytope has too many constraint subsets ({ncomb}) for vertex "
+                             f"enumeration; at most {_MAX_VERTEX_COMBOS} are supported")
+        scale = 1.0 + np.abs(b).max()
+        verts = []
+        for rows in itertools.combinations(range(m), d):
+            As = A[list(rows)]
+            if abs(np.linalg.det(As)) < 1e-12 * max(1.0, np.abs(As).max()) ** d:
+                continue
+            v = np.linalg.solve(As, b[list(rows)])
+            if (A @ v <= b + 1e-9 * scale).all():
+                if not any(np.abs(v - w).max() <= 1e-9 * scale for w in verts):
+                    verts.append(v)
+        return np.array(verts)
+
+    def __repr__(self):
+        return f"Polytope(<{self.A.shape[0]} constraints in R^{self.dim}>)"
+
+
+def deviation_lp(A, b, M, Fbar):
+    r"""Minimise :math:`\langle M, K\rangle + \langle \bar F, c\rangle` over the affine self-maps
+    :math:`x \mapsto Kx + c` of :math:`\{Ax \le b\}`, written (paper Thm D.1) as
+    :math:`\{(K, c, V) : VA = AK,\ Vb + Ac \le b,\ V \ge 0\}`. Returns ``(value, K, c)``."""
+    m, d = A.shape
+    nK, nc, nV = d * d, d, m * m
+    # equalities (VA - AK)[i, q] = sum_l V[i,l] A[l,q] - sum_p A[i,p] K[p,q] = 0
+    Iq = sp.identity(d, format="csr")
+    Im = sp.identity(m, format="csr")
+    eq_V = sp.kron(Im, sp.csr_matrix(A.T))  # row (i,q), col (i,l): A[l,q]
+    eq_K = -sp.kron(sp.csr_matrix(A), Iq)  # row (i,q), col (p,q): A[i,p]
+    A_eq = sp.hstack([eq_K, sp.csr_matrix((m * d, nc)), eq_V]).tocsr()
+    # inequalities sum_l V[i,l] b_l + (A c)_i <= b_i
+    ub_V = sp.kron(Im, sp.csr_matrix(b[None, :]))
+    A_ub = sp.hstack([sp.csr_matrix((m, nK)), sp.csr_matrix(A), ub_V]).tocsr()
+    cost = np.concatenate([M.ravel(), Fbar, np.zeros(nV)])
+    bounds = [(None, None)] * (nK + nc) + [(0, None)] * nV
+    r = linprog(cost, A_ub=A_ub, b_ub=b, A_eq=A_eq, b_eq=np.zeros(m * d), bounds=bounds,
+                method="highs")
+    if r.status != 0:
+        raise RuntimeError(f"the deviation LP failed: {r.message}")
+    return r.fun, r.x[:nK].reshape(d, d), r.x[nK:nK + nc]
+
+
+class Domain:
+    """Internal form of a domain (built by :func:`make_domain`)."""
+
+    def __init__(self, kind, d, off, shift, T, A, b, name, *, sizes=None, lift=False,
+                 radius=1.0, lower=None, upper=None, vertices=None):
+        self.kind, self.d, self.off = kind, d, np.ascontiguousarray(off, dtype=np.int64)
+        self.shift = np.ascontiguousarray(shift, dtype=float)
+        self.T = np.ascontiguousarray(T, dtype=float)
+        self.dy = self.T.shape[1]
+        self.A, self.b, self.name = A, b, name
+        self.sizes, self.lift, self.radius = sizes, lift, radius
+        self.lower, self.upper, self.vertices = lower, upper, vertices
+        self.closed_form = not lift
+
+    # -- coordinates -----------------------------------------------------------------------
+
+    def to_x(self, Y):
+        return self.shift + Y @ self.T.T
+
+    def to_y(self, X):
+        """Internal coordinates of original points (closed-form domains only)."""
+        if self.kind == _k.KIND_BOX:
+            return (X - self.lower) / (self.upper - self.lower)
+        return X / self.radius
+
+    def f_to_y(self, Fx):
+        return Fx @ self.T
+
+    def interior(self):
+        """An interior point in internal coordinates (barycentre of every block)."""
+        if self.kind == _k.KIND_BOX:
+            return np.full(self.dy, 0.5)
+        u = np.empty(self.dy)
+        for i in range(self.off.shape[0] - 1):
+            lo, hi = self.off[i], self.off[i + 1]
+            u[lo:hi] = 1.0 / (hi - lo)
+        return u
+
+    # -- oracles ---------------------------------------------------------------------------
+
+    def contains(self, x, tol=1e-9):
+        return bool((self.A @ x <= self.b + tol * (1.0 + np.abs(self.b))).all())
+
+    def linear_min(self, g):
+        r""":math:`\min_{x \in X} \langle g, x\rangle` and a minimiser."""
+        if self.vertices is not None:
+            vals = self.vertices @ g
+            k = int(np.argmin(vals))
+            return float(vals[k]), self.vertices[k].copy()
+        if self.kind == _k.KIND_BOX:
+            x = np.where(g >= 0, self.lower, self.upper)
+            return float(g @ x), x
+        x = np.zeros(self.d)
+        for i in range(self.off.shape[0] - 1):
+            lo, hi = self.off[i], self.off[i + 1]
+            x[lo + int(np.argmin(g[lo:hi]))] = self.radius
+        return float(g @ x), x
+
+    def project(self, x):
+        """Euclidean projection (used by the extragradient baseline)."""
+        if self.lift:
+            raise ValueError("projection onto a general polytope is not available")
+        if self.kind == _k.KIND_BOX:
+            return _sets.Box(self.lower, self.upper).project(x)
+        out = np.empty(self.d)
+        simplex = _sets.Simplex(self.radius)
+        for i in range(self.off.shape[0] - 1):
+            lo, hi = self.off[i], self.off[i + 1]
+            out[lo:hi] = simplex.project(x[lo:hi])
+        return out
+
+    def fixed_point(self, K, c):
+        """A fixed point of ``x -> K x + c`` (an affine self-map of ``X``) in ``X``; LP on a
+        polytope, the perturbed solve of :func:`_evi_kernels.fixed_point` otherwise."""
+        K = np.ascontiguousarray(K, dtype=float)
+        c = np.ascontiguousarray(c, dtype=float)
+        if self.lift:
+            d = self.d
+            r = linprog(np.zeros(d), A_ub=self.A, b_ub=self.b, A_eq=K - np.eye(d), b_eq=-c,
+                        bounds=(None, None), method="highs")
+            if r.status != 0:
+                raise ValueError("the map has no fixed point in X: it is not a self-map of X")
+            return r.x
+        # to internal coordinates: y -> Ky y + cy with x = shift + S y (S diagonal or r I)
+        s = np.diag(self.T).copy()
+        Ky = K * s[None, :] / s[:, None]
+        cy = (c + K @ self.shift - self.shift) / s
+        y = np.empty(self.dy)
+        _k.fixed_point(np.ascontiguousarray(Ky), cy, self.interior(), 1e-9, self.off, self.kind,
+                       False, y)
+        return self.to_x(y)
+
+    # -- gaps ------------------------------------------------------------------------------
+
+    def closed_gaps(self, Y, Fy, w):
+        """(3, nblocks) array of per-block gaps (see :func:`_evi_kernels.gaps`), internal
+        coordinates, weights ``w`` (any positive scale)."""
+        M = np.ascontiguousarray((Fy * w[:, None]).T @ Y)
+        Fbar = w @ Fy
+        s = float(np.einsum("k,kj,kj->", w, Fy, Y))
+        nb = 1 if self.kind == _k.KIND_BOX else self.off.shape[0] - 1
+        out = np.empty((3, nb))
+        _k.gaps(self.kind, self.off, M, Fbar, s, float(w.sum()), out)
+        return out
+
+    def lp_gaps(self, X, Fx, w):
+        """``(Gap_LIN, Gap_CON)`` in original coordinates by the LP of Thm D.1 and an LP over X."""
+        w = w / w.sum()
+        M = (Fx * w[:, None]).T @ X
+        Fbar = w @ Fx
+        s = float(np.einsum("k,kj,kj->", w, Fx, X))
+        val, _, _ = deviation_lp(self.A, self.b, M, Fbar)
+        r = linprog(Fbar, A_ub=self.A, b_ub=self.b, bounds=(None, None), method="highs")
+        return s - val, s - r.fun
+
+    # -- reweighting -----------------------------------------------------------------------
+
+    def reweight(self, Y, Fy, ce=False):
+        r"""Weights :math:`\lambda \in \Delta_T` minimising the gap of
+        :math:`\sum_t \lambda_t \delta_{y_t}` (one HiGHS LP). ``Y, Fy`` are internal
+        coordinates, except on a polytope where they are original points and values.
+        ``ce=True`` minimises the per-block linear (CE) gap on a product of simplices."""
+        T = Y.shape[0]
+        s = np.einsum("kj,kj->k", Fy, Y)
+        if self.lift:
+            return _reweight_polytope(self.A, self.b, Y, Fy, s)
+        rows = []
+        if self.kind == _k.KIND_BOX:
+            d = self.d
+            nv = d
+            for r in range(d):
+                exprs = [Fy[:, r]] + [Fy[:, r] * Y[:, j] for j in range(d)] + \
+                        [Fy[:, r] * (1.0 - Y[:, j]) for j in range(d)]
+                for e in exprs:  # v_r <= sum_k lam_k e_k
+                    row = np.zeros(T + nv)
+                    row[:T] = -e
+                    row[T + r] = 1.0
+                    rows.append(row)
+            cost = np.concatenate([s, -np.ones(nv)])
+            bounds = [(0, None)] * T + [(None, 0)] * nv
+        else:
+            off = self.off
+            n = off.shape[0] - 1
+            pairs = [(i, j) for i in range(n) for j in range(n) if not ce or i == j]
+            ntau = sum(off[j + 1] - off[j] for _, j in pairs)
+            nvar = T + n + ntau
+            pos = T + n
+            for i, j in pairs:
+                vrow = np.zeros(nvar)
+                vrow[T + i] = 1.0
+                for b in range(off[j], off[j + 1]):
+                    vrow[pos] = -1.0
+                    for a in range(off[i], off[i + 1]):  # tau_ijb <= sum_k lam_k f_a y_b
+                        row = np.zeros(nvar)
+                        row[:T] = -Fy[:, a] * Y[:, b]
+                        row[pos] = 1.0
+                        rows.append(row)
+                    pos += 1
+                rows.append(vrow)
+            cost = np.concatenate([s, -np.ones(n), np.zeros(ntau)])
+            bounds = [(0, None)] * T + [(None, None)] * (n + ntau)
+        A_ub = sp.csr_matrix(np.array(rows))
+        A_eq = sp.csr_matrix(np.concatenate([np.ones(T), np.zeros(len(cost) - T)])[None, :])
+        r = linprog(cost, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=[1.0],
+                    bounds=bounds, method="highs")
+        if r.status != 0:
+            raise RuntimeError(f"the reweighting LP failed: {r.message}")
+        lam = np.maximum(r.x[:T], 0.0)
+        return lam / lam.sum()
+
+    # -- full-dimensional description (for the ellipsoid) -----------------------------------
+
+    def intrinsic(self):
+        """``(A', b', x0, B)`` with ``X = {x0 + B z : A' z <= b'}`` full-dimensional in z."""
+        if self.lift:
+            return self.A, self.b, np.zeros(self.d), np.eye(self.d)
+        if self.kind == _k.KIND_BOX:
+            d = self.d
+            return (np.vstack([np.eye(d), -np.eye(d)]), np.concatenate([self.upper, -self.lower]),
+                    np.zeros(d), np.eye(d))
+        off, r = self.off, self.radius
+        n = off.shape[0] - 1
+        dz = self.d - n
+        Ablocks, bl = [], []
+        x0 = np.zeros(self.d)
+        B = np.zeros((self.d, dz))
+        zpos = 0
+        for i in range(n):
+            m = off[i + 1] - off[i]
+            x0[off[i + 1] - 1] = r
+            for a in range(m - 1):
+                B[off[i] + a, zpos + a] = 1.0
+                B[off[i + 1] - 1, zpos + a] = -1.0
+            blk = np.zeros((m, dz))
+            blk[:m - 1, zpos:zpos + m - 1] = -np.eye(m - 1)
+            blk[m - 1, zpos:zpos + m - 1] = 1.0
+            Ablocks.append(blk)
+            bl.append(np.concatenate([np.zeros(m - 1), [r]]))
+            zpos += m - 1
+        return np.vstack(Ablocks), np.concatenate(bl), x0, B
+
+
+def _reweight_polytope(A, b, X, Fx, s):
+    r"""min over lambda, Y (m x d), z >= 0 of s.lam + b.z s.t. A^T Y = -M(lam),
+    A^T z = -Fbar(lam), z b^T - Y A^T >= 0 (the dual of Thm D.1)."""
+    T, d = X.shape
+    m = A.shape[0]
+    nY = m * d
+    nvar = T + nY + m
+    # A^T Y + M(lam) = 0 : row (p, q): sum_i A[i,p] Y[i,q] + sum_k lam_k F_k[p] x_k[q]
+    eqY = sp.kron(sp.csr_matrix(A.T), sp.identity(d))
+    eqL = np.einsum("kp,kq->pqk", Fx, X).reshape(d * d, T)
+    A_eq1 = sp.hstack([sp.csr_matrix(eqL), eqY, sp.csr_matrix((d * d, m))])
+    A_eq2 = sp.hstack([sp.csr_matrix(Fx.T), sp.csr_matrix((d, nY)), sp.csr_matrix(A.T)])
+    A_eq3 = sp.csr_matrix(np.concatenate([np.ones(T), np.zeros(nY + m)])[None, :])
+    A_eq = sp.vstack([A_eq1, A_eq2, A_eq3]).tocsr()
+    b_eq = np.concatenate([np.zeros(d * d + d), [1.0]])
+    # (Y A^T)[i,l] - z_i b_l <= 0 : row (i,l)
+    ubY = sp.kron(sp.identity(m), sp.csr_matrix(A))
+    ubz = -sp.kron(sp.identity(m), sp.csr_matrix(b[:, None]))
+    A_ub = sp.hstack([sp.csr_matrix((m * m, T)), ubY, ubz]).tocsr()
+    cost = np.concatenate([s, np.zeros(nY), b])
+    bounds = [(0, None)] * T + [(None, None)] * nY + [(0, None)] * m
+    r = linprog(cost, A_ub=A_ub, b_ub=np.zeros(m * m), A_eq=A_eq, b_eq=b_eq, bounds=bounds,
+                method="highs")
+    if r.status != 0:
+        raise RuntimeError(f"the reweighting LP failed: {r.message}")
+    lam = np.maximum(r.x[:T], 0.0)
+    return lam / lam.sum()
+
+
+def make_domain(domain, dim=None):
+    """The :class:`Domain` of a user domain (``dim`` fixes the dimension of a set that does
+    not carry one, e.g. ``jitopt.sets.Simplex()``)."""
+    if dim is not None:
+        if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
+            raise ValueError(f"dim must be a positive integer, got {dim!r}")
+        dim = int(dim)
+    if isinstance(domain, ProductOfSimplices):
+        if dim is not None and dim != domain.dim:
+            raise ValueError(f"dim={dim} does not match the domain's dimension {domain.dim}")
+        return _product_domain(domain.sizes, 1.0, "product of simplices")
+    if isinstance(domain, Polytope):
+        if dim is not None and dim != domain.dim:
+            raise ValueError(f"dim={dim} does not match the domain's dimension {domain.dim}")
+        V = domain.vertices()
+        N = V.shape[0]
+        return Domain(_k.KIND_PRODUCT, domain.dim, [0, N], np.zeros(domain.dim), V.T,
+                      domain.A, domain.b, "polytope", lift=True, vertices=V)
+    if isinstance(domain, _sets.ConvexSet):
+        d = domain.dim if domain.dim is not None else dim
+        if d is None:
+            raise ValueError(f"the domain {domain!r} has no dimension: pass dim")
+        if dim is not None and dim != d:
+            raise ValueError(f"dim={dim} does not match the domain's dimension {d}")
+        lo, hi, fpar, ipar, _ = domain.kernel_args(d)
+        if isinstance(domain, _sets.Simplex):
+            return _product_domain((d,), float(fpar[0]), "simplex")
+        if domain.separable:
+            if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or (hi <= lo).any():
+                raise ValueError("a box domain must have finite bounds with lower < upper")
+            A = np.vstack([np.eye(d), -np.eye(d)])
+            return Domain(_k.KIND_BOX, d, [0, d], lo, np.diag(hi - lo), A,
+                          np.concatenate([hi, -lo]), "box", lower=lo.copy(), upper=hi.copy())
+    raise TypeError("domain must be jitopt.sets.Simplex, a bounded jitopt.sets.Box, "
+                    f"ProductOfSimplices or Polytope, got {type(domain).__name__}")
+
+
+def _product_domain(sizes, radius, name):
+    off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    d = int(off[-1])
+    rows, rhs = [-np.eye(d)], [np.zeros(d)]
+    for i in range(len(sizes)):
+        e = np.zeros(d)
+        e[off[i]:off[i + 1]] = 1.0
+        rows += [e[None, :], -e[None, :]]
+        rhs += [[radius], [-radius]]
+    return Domain(_k.KIND_PRODUCT, d, off, np.zeros(d), radius * np.eye(d), np.vstack(rows),
+                  np.concatenate(rhs), name, sizes=tuple(int(m) for m in sizes), radius=radius)

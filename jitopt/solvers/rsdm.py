@@ -1,0 +1,346 @@
+"""Randomized Riemannian submanifold descent (RSDM) for orthogonality constraints."""
+
+import numbers
+
+import numpy as np
+
+from .._core.problem import FiniteSumProblem, Problem
+from .._core.registry import register_method
+from .._core.result import Monitor, Status
+from .._core.validation import check_choice, check_int, check_real, check_rng
+from ..manifolds import Grassmann, Stiefel
+from ..manifolds import _kernels as MK
+from . import _rsdm_kernels as K
+
+__all__ = ["rsdm"]
+
+_ROUNDING = 8 * np.finfo(float).eps
+#: Feasibility is measured every this many steps ...
+ORTHO_EVERY = 2000
+#: ... and restored by a sign-fixed QR only when ``||XᵀX - I||_F`` exceeds this.
+ORTHO_TOL = 1e-10
+
+
+def _step_rule(step):
+    """``"armijo"``, a positive constant, or a schedule ``step(k) -> float``."""
+    if isinstance(step, str):
+        check_choice("step", step, ("armijo",))
+        return step
+    if callable(step):
+        return step
+    if isinstance(step, numbers.Real) and not isinstance(step, bool):
+        return check_real("step", step, low=0.0, low_open=True, high=np.inf, high_open=True)
+    raise TypeError(f"step must be 'armijo', a positive number or a callable k -> step, "
+                    f"got {type(step).__name__}")
+
+
+@register_method("rsdm", tol_option="gtol")
+def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
+         batch_size=None, gtol=1e-6, target_cost=None, maxiter=100_000, max_time=np.inf,
+         check_every=100, initial_step=None, sufficient_decrease=1e-4, contraction=0.5,
+         min_step=1e-12, callback=None, history=False, disp=False, rng=None):
+    r"""Randomized Riemannian submanifold descent (RSDM) on O(n), Stiefel and Grassmann.
+
+    Each step moves the point :math:`X \in \mathrm{St}(n, p)` by a rotation acting on a
+    random :math:`r`-dimensional subspace of :math:`\mathbb R^n`: with
+    :math:`P \in \mathbb R^{r\times n}` of orthonormal rows and the Euclidean gradient
+    :math:`G = \nabla f(X)`,
+
+    .. math::
+
+        \Omega = \mathrm{skew}\big((PG)(PX)^\top\big), \qquad
+        Y = \big(I_r + \tfrac\eta2\Omega\big)^{-1}\big(I_r - \tfrac\eta2\Omega\big), \qquad
+        X^+ = X + P^\top (Y - I_r)\,PX,
+
+    i.e. one Riemannian gradient step, from the identity, on the small group
+    :math:`O(r)` for :math:`Y \mapsto f\big((I + P^\top(Y - I)P)X\big)`, with the Cayley
+    retraction (the paper's code uses the QR retraction; any retraction of :math:`O(r)` is
+    valid, and :math:`Y - I_r = -\eta(I_r + \tfrac\eta2\Omega)^{-1}\Omega` is computed
+    without cancellation, so that small steps and their cost changes stay accurate).
+    ``sampling="permutation"`` (RSDM-P) takes :math:`P` as :math:`r` random rows of the
+    identity, so a step only reads and rewrites the rows :math:`I` of :math:`X` and needs only the rows
+    :math:`G_I` of the gradient: :math:`O(r^3 + r^2 p)` per step plus the row-block oracle
+    (``problem.egrad_rows``; without it the full gradient is computed and its rows taken).
+    ``sampling="orthogonal"`` (RSDM-O) draws :math:`P` from the Haar measure (QR of a
+    Gaussian :math:`n\times r`): :math:`O(npr)` per step plus a full gradient. No step
+    factorises an :math:`n\times p` matrix. In expectation over either sampling,
+    :math:`\mathbb E[P^\top \Omega P] = \frac{r(r-1)}{n(n-1)}\,\mathrm{skew}(GX^\top)`.
+
+    Every step multiplies :math:`X` by an exactly orthogonal matrix, so
+    :math:`X^\top X = I` holds to rounding (checked every ``ORTHO_EVERY`` steps and
+    restored by a QR only when the drift exceeds ``ORTHO_TOL``; the count is
+    ``result.n_reorth``), and since :math:`Y \in SO(r)` the determinant is preserved for
+    :math:`p = n`: **the iterates never leave the connected component of** ``x0``. A
+    minimizer with the other sign of :math:`\det` (of :math:`O(n)`) is unreachable; start
+    from a point with that sign (flip one column of ``x0``) to search that component.
+
+    Parameters
+    ----------
+    problem : jitopt.Problem
+        On :class:`~jitopt.manifolds.Stiefel`, :class:`~jitopt.manifolds.Orthogonal` or
+        :class:`~jitopt.manifolds.Grassmann` (the same iteration: rotations act on the left,
+        the Grassmann quotient on the right). Its optional row-block oracle
+        (``egrad_rows``, ``cost_change``) lets a permutation step compute only :math:`r`
+        rows of the gradient and update the cost incrementally. A
+        :class:`~jitopt.FiniteSumProblem` with ``batch_size`` runs the stochastic variant.
+    x0 : array_like, optional
+        Starting point (random from ``rng`` if omitted); must be orthonormal to 1e-8.
+    r : int, optional
+        Block size, ``2 <= r <= n``; default ``max(2, n // 4)``. Iterations scale like
+        :math:`(n/r)^2` and a step's cost like :math:`r^2 p`.
+    sampling : {"permutation", "orthogonal"}
+        Random coordinate rows (RSDM-P) or Haar-random subspace (RSDM-O).
+    step : "armijo", float or callable
+        ``"armijo"`` (default): backtracking on the sampled block until
+        :math:`f(X^+) \le f(X) - c\,\eta\,\|\Omega\|_F^2`, halving :math:`\eta` and
+        doubling it after a step accepted at the first trial. A number: the fixed step
+        :math:`\eta` (the paper's rule). A callable: the schedule ``eta_k = step(k)``
+        (e.g. ``lambda k: 0.5 / np.sqrt(k + 1)`` for the stochastic variant).
+    batch_size : int, optional
+        With a :class:`~jitopt.FiniteSumProblem`: the gradient of each step is the mean
+        over a minibatch of this many samples drawn without replacement (needs a fixed step
+        or a schedule). Default: full gradients.
+    gtol : float
+        Stop when the full Riemannian gradient norm, evaluated every ``check_every`` steps,
+        is at most ``gtol`` (0 disables these evaluations).
+    target_cost : float, optional
+        Stop (successfully) when the cost is at most this value (checked every step when the
+        cost is known there; in the stochastic variant, at the checks).
+    maxiter : int
+        Maximum number of block steps.
+    max_time : float
+        Maximum wall-clock seconds.
+    check_every : int
+        Steps between full-gradient checks (each costs a full gradient).
+    initial_step : float, optional
+        First Armijo trial step; default :math:`1/\|\Omega_0\|_F`.
+    sufficient_decrease : float
+        Armijo constant :math:`c \in (0, 1)`.
+    contraction : float
+        Backtracking factor in :math:`(0, 1)`.
+    min_step : float
+        A block whose trial step :math:`\eta\|\Omega\|_F` falls below this without passing
+        the Armijo test is skipped (the point is left unchanged).
+    callback : callable, optional
+        ``callback(intermediate_result)`` or ``callback(xk)``, after every step; raise
+        :class:`StopIteration` to stop.
+    history : bool
+        Record per-step arrays in ``result.history``; ``grad_norm`` is NaN between checks,
+        and ``fun`` is NaN where the cost is not known (stochastic variant).
+    disp : bool
+        Print progress at the checks.
+    rng : int or numpy.random.Generator, optional
+        Seed of the samplings (and of the random start); same seed, same result.
+
+    Returns
+    -------
+    OptimizeResult
+        ``x, fun, grad_norm, success, status, message, nit, nfev, njev, nifo, time``, plus
+        ``n_reorth`` (re-orthonormalisations done) and ``orthogonality``
+        (:math:`\|X^\top X - I\|_F` at the end); ``history`` if asked for.
+
+    References
+    ----------
+    A. Han, P.-L. Poirion and A. Takeda, "Efficient Optimization with Orthogonality
+    Constraint: a Randomized Riemannian Submanifold Method", Proceedings of the 42nd
+    International Conference on Machine Learning (ICML), PMLR 267 (2025), 21814-21843.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> problem = jitopt.problems.pca(jitopt.problems.spectrum_matrix(40, rng=0), p=20)
+    >>> res = jitopt.solvers.rsdm(problem, r=10, gtol=1e-8, rng=1)
+    >>> bool(res.success), bool(abs(res.fun - problem.fopt) < 1e-9 * abs(problem.fopt))
+    (True, True)
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a jitopt.Problem, got {type(problem).__name__}")
+    M = problem.manifold
+    if not isinstance(M, (Stiefel, Grassmann)):
+        raise TypeError(f"rsdm needs a problem on Stiefel, Orthogonal or Grassmann, got {M!r}")
+    n, p = M.shape
+    if n < 2:
+        raise ValueError(f"rsdm needs n >= 2 (a rotation block of size r >= 2), got n={n}")
+    r = max(2, n // 4) if r is None else check_int("r", r, 2, n)
+    check_choice("sampling", sampling, ("permutation", "orthogonal"))
+    step = _step_rule(step)
+    armijo = step == "armijo"
+    stochastic = batch_size is not None
+    if stochastic:
+        if not isinstance(problem, FiniteSumProblem):
+            raise TypeError("batch_size needs a jitopt.FiniteSumProblem, got "
+                            f"{type(problem).__name__}")
+        batch_size = check_int("batch_size", batch_size, 1, problem.n_samples)
+        if armijo:
+            raise ValueError("step='armijo' needs exact costs: with batch_size give a fixed "
+                             "step or a schedule step(k)")
+    gtol = check_real("gtol", gtol, low=0.0)
+    if target_cost is not None:
+        target_cost = check_real("target_cost", target_cost)
+    maxiter = check_int("maxiter", maxiter, low=0)
+    max_time = check_real("max_time", max_time, low=0.0)
+    check_every = check_int("check_every", check_every, low=1)
+    alpha = None if initial_step is None else check_real(
+        "initial_step", initial_step, low=0.0, low_open=True)
+    c = check_real("sufficient_decrease", sufficient_decrease, 0.0, 1.0, True, True)
+    shrink = check_real("contraction", contraction, 0.0, 1.0, True, True)
+    min_step = check_real("min_step", min_step, low=0.0)
+    rng = check_rng(rng)
+    x = M.random_point(rng) if x0 is None else M.validate_point(x0, "x0")
+
+    rows_mode = sampling == "permutation"
+    use_rows = rows_mode and problem.has_egrad_rows and not stochastic
+    track = use_rows and problem.has_cost_change  # cost followed by incremental updates
+    want_f = target_cost is not None or history or callback is not None or disp
+    need_f = not stochastic and (armijo or want_f)  # the cost is needed at every step
+    full_checks = gtol > 0 or (stochastic and want_f)
+
+    monitor = Monitor(problem, callback, history, disp, disp_every=check_every)
+    nit = n_reorth = 0
+
+    def full_state():
+        fx, eg = problem.cost_and_egrad(x)
+        return fx, M.norm(x, M.euclidean_to_riemannian_gradient(x, eg))
+
+    def stop(status, message=None):
+        nonlocal f, gnorm
+        if status != Status.NONFINITE and np.isnan(f + gnorm):
+            f, gnorm = full_state()
+        ortho = float(np.linalg.norm(x.T @ x - np.eye(p)))
+        return monitor.result(x, f, gnorm, nit, status, message, n_reorth=n_reorth,
+                              orthogonality=ortho)
+
+    f, gnorm = full_state()
+    if not (np.isfinite(f) and np.isfinite(gnorm)):
+        return stop(Status.NONFINITE, "The oracles returned a non-finite value at x0.")
+    if monitor.iteration(0, x, f, gnorm):
+        return stop(Status.CALLBACK)
+
+    while True:
+        if gnorm <= gtol:
+            return stop(Status.CONVERGED)
+        if target_cost is not None and f <= target_cost:
+            return stop(Status.CONVERGED, f"Optimization terminated successfully: cost "
+                                          f"{f:.10g} <= target_cost {target_cost:.10g}.")
+        if nit >= maxiter:
+            return stop(Status.MAXITER)
+        if monitor.elapsed() >= max_time:
+            return stop(Status.MAXTIME)
+
+        # -- sample the block and the block gradient ------------------------------------
+        if rows_mode:
+            rows = rng.choice(n, r, replace=False)
+            xb = x[rows]
+        else:
+            frame = K.haar_frame(rng.standard_normal((n, r)))
+            xb = frame @ x
+        if use_rows:
+            gb = problem.egrad_rows(x, rows)
+            if need_f and np.isnan(f):
+                f = problem.cost(x)
+        else:
+            if stochastic:
+                batch = rng.choice(problem.n_samples, batch_size, replace=False)
+                eg = problem.egrad(x, batch)
+            elif need_f and np.isnan(f):
+                f, eg = problem.cost_and_egrad(x)
+            else:
+                eg = problem.egrad(x)
+            gb = eg[rows] if rows_mode else frame @ eg
+        omega = K.block_gradient(np.ascontiguousarray(gb, dtype=np.float64), xb)
+        w2 = float(np.sum(omega * omega))
+        if not (np.isfinite(w2) and (np.isfinite(f) or not need_f)):
+            return stop(Status.NONFINITE, f"The oracles returned a non-finite value at "
+                                          f"iteration {nit}; x is the last finite iterate.")
+
+        def trial(eta):  # the new rows (permutation) or the new point (orthogonal)
+            d = K.block_delta(omega, eta, xb)
+            return d, (xb + d if rows_mode else K.subspace_update(x, frame, d))
+
+        def change(d, new):  # f(trial point) - f(x)
+            if track:
+                return problem.cost_change(x, rows, d, gb)
+            if rows_mode:
+                xt = x.copy()
+                xt[rows] = new
+                return problem.cost(xt) - f
+            return problem.cost(new) - f
+
+        # -- the step ------------------------------------------------------------------------
+        new = df = None
+        if armijo:
+            if w2 > 0.0:
+                if alpha is None:
+                    alpha = 1.0 / np.sqrt(w2)
+                # an incremental change is exact; a difference of two costs is not
+                rounding = 0.0 if track else _ROUNDING * abs(f)
+                eta, first = alpha, True
+                while True:
+                    d, cand = trial(eta)
+                    dfc = change(d, cand)
+                    if not np.isfinite(dfc):
+                        return stop(Status.NONFINITE, f"The cost is not finite at a trial "
+                                                      f"point of iteration {nit + 1}.")
+                    if dfc <= -c * eta * w2 + rounding:
+                        new, df = cand, dfc
+                        # grow only on a decrease that rounding cannot explain
+                        if first and dfc <= -c * eta * w2:
+                            alpha = eta / shrink
+                        else:
+                            alpha = eta
+                        break
+                    eta *= shrink
+                    first = False
+                    if eta * np.sqrt(w2) < min_step:
+                        break  # no decrease above rounding on this block: skip it
+        else:
+            eta = step if not callable(step) else float(step(nit))
+            if not (np.isfinite(eta) and eta > 0):
+                raise ValueError(f"step({nit}) must return a positive finite number, got {eta}")
+            d, new = trial(eta)
+            if track and need_f:
+                df = change(d, new)
+        if new is not None:
+            if rows_mode:
+                x[rows] = new
+            else:
+                x = new
+            f = f + df if df is not None else np.nan
+        nit += 1
+        gnorm = np.nan
+
+        if nit % ORTHO_EVERY == 0:
+            drift = np.linalg.norm(x.T @ x - np.eye(p))
+            if drift > ORTHO_TOL:  # a sign-fixed QR keeps det X
+                x = MK.qr_retraction(x, np.zeros_like(x))
+                n_reorth += 1
+                f = np.nan
+        ending = (nit >= maxiter or monitor.elapsed() >= max_time
+                  or (target_cost is not None and f <= target_cost))
+        if ending or (full_checks and nit % check_every == 0):  # exact values to report
+            f, gnorm = full_state()
+            if not (np.isfinite(f) and np.isfinite(gnorm)):
+                return stop(Status.NONFINITE, f"The oracles returned a non-finite value at "
+                                              f"iteration {nit}.")
+        if monitor.iteration(nit, x, f, gnorm):
+            return stop(Status.CALLBACK)
+
+
+def tour():
+    """Entry of ``python -m jitopt``: a linear cost on SO(60) whose O(60) minimizer has
+    det -1, so the answer is the SO-restricted optimum."""
+    from ..problems import linear_cost
+
+    n = 60
+    rng = np.random.default_rng(0)
+    u, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    v, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    C = (u * np.r_[np.linspace(3.0, 2.0, n - 1), 1.0]) @ v.T
+    if np.linalg.det(C) > 0:
+        C[:, 0] = -C[:, 0]
+    problem = linear_cost(C, special=True)
+    res = rsdm(problem, r=15, gtol=1e-9, rng=1)
+    gap = abs(res.fun - problem.fopt) / abs(problem.fopt)
+    status = "converged" if res.success else "FAILED"
+    return ("rsdm", f"linear cost on SO({n}), r = 15", f"{status}, {res.nit} iterations", gap,
+            "rel. gap")

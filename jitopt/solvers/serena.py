@@ -1,0 +1,474 @@
+r"""SERENA: Riemannian stochastic recursive variance-reduced gradient methods.
+
+One estimator, :func:`srge`, and its presets registered as methods: ``r-srvrg``,
+``r-svrrm``, ``r-hybrid-sgd`` (proposed by Liu et al., 2025) and the methods it subsumes,
+``r-sgd``, ``r-svrg``, ``r-srg`` and ``r-srm``.
+"""
+
+import inspect
+import math
+
+import numpy as np
+
+from .._core.problem import FiniteSumProblem
+from .._core.registry import register_method
+from .._core.result import Monitor, Status
+from .._core.validation import check_choice, check_int, check_real, check_rng
+from . import _serena_kernels as K
+
+__all__ = ["srge", "r_sgd", "r_svrg", "r_srg", "r_srm", "r_srvrg", "r_svrrm", "r_hybrid_sgd"]
+
+_POWERS = {"constant": 0.0, "decay": 1.0, "sqrt": 0.5, "cbrt": 1.0 / 3.0}
+
+
+def _c(a):
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+class _Kernel:
+    """The Numba path: the built-in problem's compiled per-sample oracle and manifold."""
+
+    def __init__(self, problem, code):
+        self.kind, self.data, self.aux, self.par = problem.sample_kernel
+        self.code = code
+        self.shape = problem.manifold.shape
+        self.shape2 = self.shape if len(self.shape) == 2 else (self.shape[0], 1)
+
+    def chunk(self, problem, x, v, xa, ga, idx, idx2, etas, betas, control, independent):
+        s2 = self.shape2
+        status, steps, ifo, calls, x, v = K.run_chunk(
+            self.kind, self.code, self.data, self.aux, self.par, _c(x).reshape(s2),
+            _c(v).reshape(s2), _c(xa).reshape(s2), _c(ga).reshape(s2), idx, idx2, etas,
+            betas, control, independent)
+        problem.counts.nifo += ifo
+        problem.counts.njev += calls
+        return status, steps, x.reshape(self.shape), v.reshape(self.shape)
+
+    def cost_and_rgrad(self, problem, x):
+        """Full cost and Riemannian gradient in one compiled sweep (counted as one cost and
+        one full gradient)."""
+        f, g = K.full_cost_and_rgrad(self.kind, self.code, self.data, self.aux, self.par,
+                                     _c(x).reshape(self.shape2))
+        problem.counts.nfev += 1
+        problem.counts.njev += 1
+        problem.counts.nifo += problem.n_samples
+        return f, g.reshape(self.shape)
+
+
+def _python_chunk(problem, x, v, xa, ga, idx, idx2, etas, betas, control, independent):
+    """The steps of :func:`srge` between two checkpoints, with the problem's callables.
+
+    Step ``k`` retracts along :math:`-\\eta_k v` and, when batch row ``k`` exists, updates
+    :math:`v` at the new point; ``xa, ga`` are the snapshot and its gradient. The Numba
+    kernel ``_serena_kernels.run_chunk`` does the same operations in the same order.
+    Returns ``(status, steps, x, v)``, status 1 on a non-finite value.
+    """
+    M = problem.manifold
+    grad = problem.rgrad
+    for k in range(etas.size):
+        xp = x
+        x = M.retraction(xp, -etas[k] * v)
+        if not np.all(np.isfinite(x)):
+            return 1, k + 1, x, v
+        if k >= idx.shape[0]:
+            continue
+        beta = betas[k]
+        s = idx[k]
+        new = np.zeros_like(x)
+        gx = new
+        if beta < 1.0 or not independent:
+            gx = grad(x, s)
+        if beta < 1.0:
+            new = (1.0 - beta) * (gx + M.transport(xp, x, v - grad(xp, s)))
+        if beta > 0.0:
+            if independent:
+                s = idx2[k]
+                gu = grad(x, s)
+            else:
+                gu = gx
+            if control:
+                gu = gu - M.transport(xa, x, grad(xa, s) - ga)
+            new = new + beta * gu
+        v = new
+        if not np.all(np.isfinite(v)):
+            return 1, k + 1, x, v
+    return 0, etas.size, x, v
+
+
+def _default_step(problem, x, g, gnorm):
+    """1/(2 L) with L the curvature of F along -grad F(x), by a finite difference of the
+    full gradient over a short retraction step (one more full gradient, counted)."""
+    M = problem.manifold
+    t = 1e-4 / gnorm
+    y = M.retraction(x, -t * g)
+    diff = problem.rgrad(y) - M.transport(x, y, g)
+    curvature = M.norm(y, diff) / (t * gnorm)
+    return 0.5 / curvature if curvature > 0 else 1.0 / gnorm
+
+
+@register_method("srge", tol_option="gtol")
+def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="auto",
+         big_batch=None, beta=0.0, control_variate=False, independent=False,
+         batch_size2=None, step_schedule="constant", step_decay=0.01,
+         beta_schedule="constant", gtol=1e-6, f_target=None, max_passes=50.0, maxiter=None,
+         max_time=np.inf, jit="auto", callback=None, history=False, disp=False, rng=None):
+    r"""Stochastic recursive gradient estimator on a manifold (SERENA's unified method).
+
+    For :math:`F(x) = \frac1n \sum_i f_i(x)` on a manifold with retraction :math:`R` and
+    vector transport :math:`\mathcal T_{y \to x}`, the iterates are
+    :math:`x_{t+1} = R_{x_t}(-\eta_t v_t)` with the estimator
+
+    .. math::
+
+        r_t &= \operatorname{grad} f_{S_t}(x_t)
+               + \mathcal T_{x_{t-1}\to x_t}\bigl(v_{t-1}
+               - \operatorname{grad} f_{S_t}(x_{t-1})\bigr),\\
+        u_t &= \operatorname{grad} f_{S'_t}(x_t)
+               - \alpha\,\mathcal T_{\tilde x\to x_t}\bigl(\operatorname{grad}
+               f_{S'_t}(\tilde x) - \tilde g\bigr),\\
+        v_t &= (1 - \beta_t)\, r_t + \beta_t\, u_t ,
+
+    a convex combination of the recursive (SARAH/SPIDER) estimator :math:`r_t` and an
+    unbiased one :math:`u_t` (SGD for :math:`\alpha = 0`, SVRG for :math:`\alpha = 1`).
+    :math:`\operatorname{grad} f_S` is the *mean* Riemannian gradient over the batch
+    :math:`S`. At a restart (every ``epoch_length`` steps, and at :math:`t = 0`) the
+    snapshot becomes :math:`\tilde x = x_t`, :math:`\tilde g = \operatorname{grad}
+    f_B(\tilde x)` over a batch of size ``big_batch`` and :math:`v_t = \tilde g`.
+    Batches are drawn uniformly with replacement; a batch of size ``n`` is all samples.
+    Terms with weight 0 are not evaluated, and every per-sample gradient is counted in
+    ``nifo`` (a step with :math:`0 < \beta < 1`, :math:`\alpha = 1` and :math:`S' = S`
+    costs :math:`3b`).
+
+    Parameters
+    ----------
+    problem : jitopt.FiniteSumProblem
+        Manifold and per-sample oracles (``egrad(x, idx)`` returns the mean).
+    x0 : array_like, optional
+        Starting point (random, drawn with ``rng``, if omitted).
+    step_size : float, optional
+        :math:`\eta_0 > 0`; theory suggests about :math:`1/(2L)`. Default: :math:`1/(2\hat L)`
+        with :math:`\hat L` the curvature of :math:`F` along the first gradient, from a
+        finite difference of two full gradients (a rough guess: tune it).
+    batch_size : int, optional
+        :math:`b = |S_t|`, ``1 <= b <= n``; default :math:`\lceil\sqrt n\,\rceil`.
+    epoch_length : int, "auto" or None
+        Steps :math:`m` between restarts; ``"auto"`` is :math:`\lceil\sqrt n\,\rceil`,
+        ``None`` restarts only at :math:`t = 0` (single loop).
+    big_batch : int or "batch_size", optional
+        :math:`B`, the snapshot batch size, ``1 <= B <= n``; default ``n`` (full
+        gradient); ``"batch_size"`` means :math:`B = b`.
+    beta : float
+        :math:`\beta \in [0, 1]`, the weight of the unbiased part.
+    control_variate : bool
+        :math:`\alpha = 1` (SVRG control variate in :math:`u_t`) or :math:`\alpha = 0`.
+    independent : bool
+        Draw :math:`S'_t` independently of :math:`S_t` (else :math:`S'_t = S_t`).
+    batch_size2 : int, optional
+        :math:`|S'_t|` when ``independent``; default ``batch_size``.
+    step_schedule : {"constant", "decay", "sqrt", "cbrt"}
+        :math:`\eta_t = \eta_0 / (1 + \lambda t)^{p}` with :math:`p = 0, 1, 1/2, 1/3`.
+    step_decay : float
+        :math:`\lambda \ge 0`.
+    beta_schedule : {"constant", "storm"}
+        :math:`\beta_t = \beta`, or the STORM coupling
+        :math:`\beta_t = \min(1, \beta\,(\eta_t/\eta_0)^2)`.
+    gtol : float
+        Stop when the full Riemannian gradient norm at a checkpoint is at most ``gtol``
+        (``tol`` of :func:`jitopt.minimize`).
+    f_target : float, optional
+        Also stop (successfully) when the cost at a checkpoint is at most ``f_target``.
+    max_passes : float
+        Stop after this many passes over the data (``nifo / n``), checked at checkpoints.
+    maxiter : int, optional
+        Maximum number of steps, checked at checkpoints.
+    max_time : float
+        Maximum wall-clock seconds.
+    jit : {"auto", False}
+        ``"auto"`` runs the inner loop in Numba when the problem is a built-in one with
+        compiled per-sample oracles (``problem.sample_kernel``) on a manifold and retraction
+        the kernel knows (sphere, Stiefel and Grassmann with QR or polar retraction, SPD);
+        ``False`` always uses the Python loop. ``result.loop`` says which ran.
+    callback, history, disp
+        As in :func:`jitopt.solvers.rgd`; called and recorded at each checkpoint.
+    rng : int or numpy.random.Generator, optional
+        Seed of the batches (and of ``x0`` when omitted): same seed, same iterates.
+
+    Returns
+    -------
+    OptimizeResult
+        With ``passes`` and ``loop`` (``"numba"`` or ``"python"``). Checkpoints come after
+        each epoch (every :math:`\lceil n/b\rceil` steps of a single loop); each evaluates
+        the full cost and gradient for the stopping tests, ``callback`` and ``history``.
+        ``nfev``, ``njev`` and ``nifo`` count every oracle call, checkpoints included;
+        ``passes`` (also a column of ``history``) is the method's own IFO over :math:`n`:
+        ``nifo`` minus the checkpoint gradients the method does not use (with
+        :math:`B = n` a checkpoint's gradient is the next snapshot gradient, which counts).
+
+    References
+    ----------
+    Y. Liu, M. Chen, C. Ji, H. Zhang and R. Wang, "SERENA: A unified stochastic recursive
+    variance reduced gradient framework for Riemannian non-convex optimization", ICML 2025,
+    PMLR 267:38144–38168. H. Kasai, H. Sato and B. Mishra, "Riemannian stochastic recursive
+    gradient algorithm", ICML 2018. H. Zhang, S. J. Reddi and S. Sra, "Riemannian SVRG",
+    NeurIPS 2016. A. Han and J. Gao, "Riemannian stochastic recursive momentum method for
+    non-convex optimization", IJCAI 2021. Q. Tran-Dinh et al., "Hybrid stochastic gradient
+    descent algorithms for stochastic nonconvex optimization", arXiv:1905.05920.
+    """
+    if not isinstance(problem, FiniteSumProblem):
+        raise TypeError(f"problem must be a jitopt.FiniteSumProblem, got "
+                        f"{type(problem).__name__}")
+    n = problem.n_samples
+    if step_size is not None:
+        step_size = check_real("step_size", step_size, low=0.0, low_open=True)
+    root = math.ceil(math.sqrt(n))
+    b = min(root, n) if batch_size is None else check_int("batch_size", batch_size, 1, n)
+    if epoch_length == "auto":
+        m = root
+    elif epoch_length is None:
+        m = None
+    else:
+        m = check_int("epoch_length", epoch_length, 1)
+    if big_batch is None:
+        B = n
+    elif isinstance(big_batch, str) and big_batch == "batch_size":
+        B = b
+    else:
+        B = check_int("big_batch", big_batch, 1, n)
+    beta = check_real("beta", beta, 0.0, 1.0)
+    control = bool(control_variate)
+    independent = bool(independent)
+    b2 = b if batch_size2 is None else check_int("batch_size2", batch_size2, 1, n)
+    check_choice("step_schedule", step_schedule, tuple(_POWERS))
+    lam = check_real("step_decay", step_decay, low=0.0)
+    check_choice("beta_schedule", beta_schedule, ("constant", "storm"))
+    gtol = check_real("gtol", gtol, low=0.0)
+    if f_target is not None:
+        f_target = check_real("f_target", f_target)
+    max_passes = check_real("max_passes", max_passes, low=0.0, low_open=True)
+    maxiter = None if maxiter is None else check_int("maxiter", maxiter, low=0)
+    max_time = check_real("max_time", max_time, low=0.0)
+    check_choice("jit", jit, ("auto", False))
+    rng = check_rng(rng)
+    M = problem.manifold
+    x = M.random_point(rng) if x0 is None else M.validate_point(x0, "x0")
+
+    kernel = None
+    if jit == "auto" and problem.sample_kernel is not None:
+        code = K.manifold_code(M)
+        if code is not None:
+            kernel = _Kernel(problem, code)
+    chunk = _python_chunk if kernel is None else kernel.chunk
+    power = _POWERS[step_schedule]
+    empty = np.zeros((0, 0), dtype=np.int64)
+    all_samples = problem.all_samples
+    steps_per_chunk = m if m is not None else max(math.ceil(n / b), 1)
+
+    def batches(rows, size):
+        if size == n:
+            return np.tile(all_samples, (rows, 1))
+        return rng.integers(0, n, size=(rows, size), dtype=np.int64)
+
+    monitor = Monitor(problem, callback, history, disp)
+    nit = 0
+    # IFO spent on checkpoint gradients that the method itself does not use
+    monitor_ifo = 0
+
+    def checkpoint(x):
+        nonlocal monitor_ifo
+        monitor_ifo += n
+        if kernel is None:
+            f, g = problem.cost(x), problem.rgrad(x)
+        else:
+            f, g = kernel.cost_and_rgrad(problem, x)
+        return f, g, M.norm(x, g)
+
+    def stop(status, message=None):
+        nifo = monitor.counts()[2]
+        res = monitor.result(x, f, gnorm, nit, status, message,
+                             passes=(nifo - monitor_ifo) / n,
+                             loop="python" if kernel is None else "numba")
+        if history:
+            res.history["passes"] = np.asarray(passes_log, dtype=float)
+        return res
+
+    passes_log = []
+    f, g, gnorm = checkpoint(x)
+    if not (np.isfinite(f) and np.isfinite(gnorm)):
+        return stop(Status.NONFINITE, "The oracles returned a non-finite value at x0.")
+    if step_size is None:
+        eta0 = _default_step(problem, x, g, gnorm)
+        if not np.isfinite(eta0):
+            return stop(Status.NONFINITE, "The default step size is not finite: the "
+                                          "gradient near x0 is not finite.")
+    else:
+        eta0 = step_size
+    v = xa = ga = g
+
+    while True:
+        passes_log.append((monitor.counts()[2] - monitor_ifo) / n)
+        if monitor.iteration(nit, x, f, gnorm):
+            return stop(Status.CALLBACK)
+        if gnorm <= gtol:
+            return stop(Status.CONVERGED)
+        if f_target is not None and f <= f_target:
+            return stop(Status.CONVERGED, f"Optimization terminated successfully: cost "
+                                          f"{f:.10g} at or below f_target.")
+        if monitor.counts()[2] - monitor_ifo >= max_passes * n:
+            return stop(Status.MAXITER, f"Maximum number of passes ({max_passes:g}) over "
+                                        f"the data has been reached.")
+        if maxiter is not None and nit >= maxiter:
+            return stop(Status.MAXITER)
+        if monitor.elapsed() >= max_time:
+            return stop(Status.MAXTIME)
+
+        if m is not None or nit == 0:  # restart: new snapshot
+            if B == n:
+                ga = g  # the checkpoint's full gradient at x: the method uses it
+                monitor_ifo -= n
+            else:
+                ga = problem.rgrad(x, batches(1, B)[0])
+            xa, v = x, ga
+        n_updates = steps_per_chunk - 1 if m is not None else steps_per_chunk
+        idx = batches(n_updates, b)
+        idx2 = batches(n_updates, b2) if independent else empty
+        t = np.arange(nit, nit + steps_per_chunk, dtype=float)
+        etas = eta0 / (1.0 + lam * t) ** power
+        if beta_schedule == "storm":
+            betas = np.minimum(1.0, beta * (etas / eta0) ** 2)
+        else:
+            betas = np.full(steps_per_chunk, beta)
+        try:
+            status, steps, x, v = chunk(problem, x, v, xa, ga, idx, idx2, etas, betas,
+                                        control, independent)
+        except np.linalg.LinAlgError as err:  # a factorisation met NaN or inf
+            f, gnorm = np.nan, np.nan
+            return stop(Status.NONFINITE, f"A matrix factorisation failed ({err}) within "
+                                          f"steps {nit + 1}-{nit + steps_per_chunk}; x is "
+                                          f"the last checkpoint. Try a smaller step_size.")
+        nit += steps
+        if status:
+            f, gnorm = np.nan, np.nan
+            return stop(Status.NONFINITE, f"A gradient estimate or the iterate became "
+                                          f"non-finite at step {nit}.")
+        f, g, gnorm = checkpoint(x)
+        if not (np.isfinite(f) and np.isfinite(gnorm)):
+            return stop(Status.NONFINITE, f"The cost or gradient is not finite at step {nit}.")
+
+
+# -- presets ---------------------------------------------------------------------------------
+
+_PRESET_DOC = """{title}
+
+    :func:`srge` with {setting}. Every option of :func:`srge` can be given and overrides
+    the preset{extra}.
+
+    References
+    ----------
+    {ref}
+    """
+
+
+def _preset(name, title, setting, ref, extra="", **preset):
+    def solver(problem, x0=None, **options):
+        return srge(problem, x0, **{**preset, **options})
+
+    solver.__name__ = name.replace("-", "_")
+    solver.__qualname__ = solver.__name__
+    solver.__doc__ = _PRESET_DOC.format(title=title, setting=setting, ref=ref, extra=extra)
+    solver.preset = dict(preset)
+    # the registry reads the option names from the signature: srge's, with the preset's
+    # defaults
+    sig = inspect.signature(srge)
+    solver.__signature__ = sig.replace(parameters=[
+        p.replace(default=preset[p.name]) if p.name in preset else p
+        for p in sig.parameters.values()])
+    register_method(name, tol_option="gtol")(solver)
+    return solver
+
+
+r_sgd = _preset(
+    "r-sgd", "Riemannian stochastic gradient descent.",
+    r"``beta=1`` (:math:`v_t = \operatorname{grad} f_{S_t}(x_t)`), no restarts, "
+    "``big_batch=batch_size`` and a decaying step "
+    r":math:`\eta_t = \eta_0/(1 + \lambda t)` with :math:`\lambda = 0.01`",
+    "S. Bonnabel, \"Stochastic gradient descent on Riemannian manifolds\", IEEE Trans. "
+    "Automat. Control 58 (2013).",
+    extra="; the first step also uses one batch of size ``batch_size``",
+    beta=1.0, epoch_length=None, big_batch="batch_size", step_schedule="decay")
+r_svrg = _preset(
+    "r-svrg", "Riemannian SVRG.",
+    r"``beta=1, control_variate=True``: :math:`v_t = \operatorname{grad} f_S(x_t) - "
+    r"\mathcal T(\operatorname{grad} f_S(\tilde x) - \tilde g)`, restarts every "
+    r":math:`m = \lceil\sqrt n\rceil` steps with the full gradient",
+    "H. Zhang, S. J. Reddi and S. Sra, \"Riemannian SVRG: fast stochastic optimization on "
+    "Riemannian manifolds\", NeurIPS 2016; H. Sato, H. Kasai and B. Mishra, \"Riemannian "
+    "stochastic variance reduced gradient algorithm with retraction and vector transport\", "
+    "SIAM J. Optim. 29 (2019).",
+    beta=1.0, control_variate=True)
+r_srg = _preset(
+    "r-srg", "Riemannian stochastic recursive gradient (SARAH / SPIDER).",
+    r"``beta=0``: :math:`v_t = \operatorname{grad} f_S(x_t) + \mathcal T(v_{t-1} - "
+    r"\operatorname{grad} f_S(x_{t-1}))`, restarts every :math:`\lceil\sqrt n\rceil` steps "
+    "with the full gradient",
+    "H. Kasai, H. Sato and B. Mishra, \"Riemannian stochastic recursive gradient "
+    "algorithm\", ICML 2018; P. Zhou, X.-T. Yuan and J. Feng, \"Faster first-order methods "
+    "for stochastic non-convex optimization on Riemannian manifolds\", AISTATS 2019.",
+    beta=0.0)
+r_srm = _preset(
+    "r-srm", "Riemannian stochastic recursive momentum (STORM).",
+    r"``beta=0.1, beta_schedule='storm'``, a step decaying as "
+    r":math:`\eta_0/(1+\lambda t)^{1/3}`, one full gradient at the start and no restarts "
+    r"(:math:`v_t = \operatorname{grad} f_S(x_t) + (1-\beta_t)\mathcal T(v_{t-1} - "
+    r"\operatorname{grad} f_S(x_{t-1}))`)",
+    "A. Han and J. Gao, \"Riemannian stochastic recursive momentum method for non-convex "
+    "optimization\", IJCAI 2021; A. Cutkosky and F. Orabona, \"Momentum-based variance "
+    "reduction in non-convex SGD\", NeurIPS 2019.",
+    extra=". Without restarts the error of the estimator does not vanish on a finite sum; "
+          "``epoch_length='auto'`` adds full-gradient restarts",
+    beta=0.1, beta_schedule="storm", step_schedule="cbrt", epoch_length=None)
+r_srvrg = _preset(
+    "r-srvrg", "Riemannian stochastic recursive variance-reduced gradient (R-SRVRG).",
+    r"``beta=0.1, control_variate=True`` and :math:`S' = S`: "
+    r":math:`v_t = (1-\beta)\,r_t + \beta\,u_t^{\mathrm{SVRG}}`, the STORM recursion "
+    r"applied to the SVRG estimator, restarts every :math:`\lceil\sqrt n\rceil` steps with "
+    "the full gradient (a step costs :math:`3b` IFO)",
+    "Y. Liu, M. Chen, C. Ji, H. Zhang and R. Wang, \"SERENA: A unified stochastic recursive "
+    "variance reduced gradient framework for Riemannian non-convex optimization\", ICML "
+    "2025, PMLR 267:38144-38168.",
+    beta=0.1, control_variate=True)
+r_svrrm = _preset(
+    "r-svrrm", "Riemannian stochastic variance-reduced recursive momentum (R-SVRRM).",
+    r"``beta=0.1, control_variate=True, independent=True``: recursive momentum "
+    r":math:`v_t = (1-\beta)\,r_t + \beta\,u_t` whose unbiased part is the SVRG estimator "
+    r"on a batch :math:`S'_t` drawn independently of :math:`S_t`, restarts every "
+    r":math:`\lceil\sqrt n\rceil` steps with the full gradient (a step costs :math:`4b` IFO)",
+    "Y. Liu, M. Chen, C. Ji, H. Zhang and R. Wang, \"SERENA\", ICML 2025 (the preset is a "
+    "reconstruction from the abstract; see the theory guide); Q. Tran-Dinh et al., "
+    "arXiv:1905.05920 (the SARAH/SVRG hybrid with independent batches).",
+    extra="; the other reading, STORM with periodic full-gradient restarts, is "
+          "``control_variate=False, independent=False``",
+    beta=0.1, control_variate=True, independent=True)
+r_hybrid_sgd = _preset(
+    "r-hybrid-sgd", "Riemannian hybrid SGD.",
+    r"``beta=0.1, independent=True``: :math:`v_t = (1-\beta) r_t + \beta\operatorname{grad} "
+    r"f_{S'_t}(x_t)` with an independent batch :math:`S'_t`, one full gradient at the start "
+    "and no restarts",
+    "Y. Liu et al., \"SERENA\", ICML 2025; Q. Tran-Dinh, N. H. Pham, D. T. Phan and L. M. "
+    "Nguyen, \"Hybrid stochastic gradient descent algorithms for stochastic nonconvex "
+    "optimization\", arXiv:1905.05920 (2019).",
+    extra=". With a constant :math:`\\beta` the estimator keeps a noise floor of order "
+          r":math:`\beta\sigma^2/b`; ``epoch_length='auto'`` adds full-gradient restarts",
+    beta=0.1, independent=True, epoch_length=None)
+
+
+def tour():
+    """Entry of ``python -m jitopt``: R-SRVRG on PCA over Grassmann(20, 3), n = 2000."""
+    from ..problems import finite_sum_pca, spiked_samples
+
+    problem = finite_sum_pca(spiked_samples(2000, 20, (4.0, 3.0, 2.0), rng=0), 3)
+    res = r_srvrg(problem, step_size=0.02, rng=1, gtol=0.0,
+                  f_target=problem.fopt * (1 - 1e-8), max_passes=60)
+    gap = abs(res.fun - problem.fopt) / abs(problem.fopt)
+    status = "converged" if res.success else "FAILED"
+    return ("r-srvrg", "PCA sum, Grassmann(20, 3), n=2000",
+            f"{status}, {res.passes:.1f} passes", gap, "rel. gap")

@@ -1,0 +1,23 @@
+"""Sparse optimization: iterative hard thresholding with the two-step projection onto
+:math:`\\{\\|x\\|_0 \\le k\\} \\cap \\Gamma` for support-preserving convex sets :math:`\\Gamma`
+(``jitopt.sets``), and scikit-learn estimators built on it.
+
+The estimators ``IHTRegressor`` and ``IHTClassifier`` need scikit-learn; they are imported
+on first access, so the rest of the module works without it.
+"""
+
+from ._iht import hard_threshold, iht, iht_path, two_step_projection, zo_gradient
+
+__all__ = ["iht", "iht_path", "two_step_projection", "hard_threshold", "zo_gradient",
+           "IHTRegressor", "IHTClassifier"]
+
+
+def __getattr__(name):
+    if name in ("IHTRegressor", "IHTClassifier"):
+        try:
+            from . import _estimators
+        except ImportError as exc:
+            raise ImportError(f"jitopt.sparse.{name} needs scikit-learn "
+                              f"(pip install scikit-learn)") from exc
+        return getattr(_estimators, name)
+    raise AttributeError(f"module 'jitopt.sparse' has no attribute {name!r}")

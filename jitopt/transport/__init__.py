@@ -1,0 +1,31 @@
+"""Exact optimal transport on regular grids.
+
+The building blocks (discrete Legendre transform and c-transform, Neumann inverse
+Laplacian, pushforward by the gradient of a convex potential, back-and-forth W2), the WDHA
+Wasserstein barycenter of 2-D densities, and exact 1-D W2 and barycenters by quantiles.
+"""
+
+from ._grid import (
+    c_transform,
+    grid_coordinates,
+    inverse_laplacian,
+    legendre_transform,
+    potential_gradient,
+    pushforward,
+    wasserstein2_grid,
+)
+from ._onedim import barycenter_1d, wasserstein2_1d
+from ._wdha import wdha_barycenter
+
+__all__ = [
+    "grid_coordinates",
+    "legendre_transform",
+    "c_transform",
+    "inverse_laplacian",
+    "potential_gradient",
+    "pushforward",
+    "wasserstein2_grid",
+    "wdha_barycenter",
+    "wasserstein2_1d",
+    "barycenter_1d",
+]

@@ -1,0 +1,197 @@
+"""Numba kernels of the grid transport building blocks.
+
+Grid convention: an array of shape ``(n0, n1)`` holds cell values on ``[0, 1]^2``; cell
+``(i, j)`` has centre ``((i + 1/2) / n0, (j + 1/2) / n1)`` (row coordinate first). All kernels
+work on float64 C-contiguous arrays and release the GIL so that several inputs can be
+processed by threads at the same time.
+"""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def legendre_line(f, out, hj, hx, hf, xs):
+    """Discrete 1-D Legendre transform ``out[k] = max_j xs[k] xs[j] - f[j]`` on the grid
+    ``xs[j] = (j + 1/2) / n``, in O(n).
+
+    The lower convex hull of the points ``(j, f[j])`` is built by a monotone chain (its
+    vertices' index, abscissa and value in the workspaces ``hj, hx, hf``); the maximiser over
+    the hull moves right as the slope increases, so one sweep over the slopes suffices.
+    """
+    n = f.shape[0]
+    m = 0
+    for j in range(n):
+        fj = f[j]
+        while m >= 2:
+            if ((hf[m - 1] - hf[m - 2]) * (j - hj[m - 1])
+                    >= (fj - hf[m - 1]) * (hj[m - 1] - hj[m - 2])):
+                m -= 1
+            else:
+                break
+        hj[m] = j
+        hx[m] = xs[j]
+        hf[m] = fj
+        m += 1
+    c = 0
+    for k in range(n):
+        s = xs[k]
+        best = s * hx[c] - hf[c]
+        while c + 1 < m:
+            nxt = s * hx[c + 1] - hf[c + 1]
+            if nxt >= best:
+                best = nxt
+                c += 1
+            else:
+                break
+        out[k] = best
+
+
+@njit(cache=True, nogil=True)
+def _transpose(a, out):
+    """``out = a.T`` by 32 x 32 blocks."""
+    n0, n1 = a.shape
+    for i0 in range(0, n0, 32):
+        for j0 in range(0, n1, 32):
+            for i in range(i0, min(i0 + 32, n0)):
+                for j in range(j0, min(j0 + 32, n1)):
+                    out[j, i] = a[i, j]
+
+
+@njit(cache=True, nogil=True)
+def legendre_2d(f, out):
+    """Separable 2-D discrete Legendre transform on the cell-centre grid: 1-D transforms of
+    the rows, then of the columns of the negated result. ``out`` may alias ``f``."""
+    n0, n1 = f.shape
+    work = np.empty((3, max(n0, n1)))
+    x0 = (np.arange(n0) + 0.5) / n0
+    x1 = (np.arange(n1) + 0.5) / n1
+    rows = np.empty((n0, n1))
+    for i in range(n0):
+        legendre_line(f[i], rows[i], work[0], work[1], work[2], x1)
+        rows[i] *= -1.0
+    cols = np.empty((n1, n0))
+    _transpose(rows, cols)
+    buf = np.empty(n0)
+    for j in range(n1):
+        legendre_line(cols[j], buf, work[0], work[1], work[2], x0)
+        cols[j] = buf
+    _transpose(cols, out)
+
+
+@njit(cache=True, nogil=True)
+def gradient(f, g0, g1):
+    """Gradient of ``f`` at the cell centres, in ``[0, 1]`` units: centred differences inside,
+    second-order one-sided differences on the boundary (exact for quadratics). Needs
+    ``n0, n1 >= 3``."""
+    n0, n1 = f.shape
+    h0 = 0.5 * n0
+    h1 = 0.5 * n1
+    for i in range(n0):
+        for j in range(n1):
+            if i == 0:
+                d = -3.0 * f[0, j] + 4.0 * f[1, j] - f[2, j]
+            elif i == n0 - 1:
+                d = 3.0 * f[i, j] - 4.0 * f[i - 1, j] + f[i - 2, j]
+            else:
+                d = f[i + 1, j] - f[i - 1, j]
+            g0[i, j] = d * h0
+            if j == 0:
+                d = -3.0 * f[i, 0] + 4.0 * f[i, 1] - f[i, 2]
+            elif j == n1 - 1:
+                d = 3.0 * f[i, j] - 4.0 * f[i, j - 1] + f[i, j - 2]
+            else:
+                d = f[i, j + 1] - f[i, j - 1]
+            g1[i, j] = d * h1
+
+
+@njit(cache=True, nogil=True)
+def _bilinear(p, r0, c0, t, s):
+    return ((1.0 - t) * ((1.0 - s) * p[r0, c0] + s * p[r0, c0 + 1])
+            + t * ((1.0 - s) * p[r0 + 1, c0] + s * p[r0 + 1, c0 + 1]))
+
+
+@njit(cache=True, nogil=True)
+def _deposit(out, y, x, w):
+    n0, n1 = out.shape
+    if not y > 0.0:  # also catches NaN, so that a diverging map cannot write out of bounds
+        iy, ty = 0, 0.0
+    elif y >= n0 - 1:
+        iy, ty = n0 - 2, 1.0
+    else:
+        iy = int(y)
+        ty = y - iy
+    if not x > 0.0:
+        ix, tx = 0, 0.0
+    elif x >= n1 - 1:
+        ix, tx = n1 - 2, 1.0
+    else:
+        ix = int(x)
+        tx = x - ix
+    out[iy, ix] += w * (1.0 - ty) * (1.0 - tx)
+    out[iy, ix + 1] += w * (1.0 - ty) * tx
+    out[iy + 1, ix] += w * ty * (1.0 - tx)
+    out[iy + 1, ix + 1] += w * ty * tx
+
+
+@njit(cache=True, nogil=True)
+def pushforward(rho, f, out, maxsub):
+    """``out = (grad f)_# rho`` for a cellwise-constant density ``rho``.
+
+    The map is evaluated at the cell centres (in output pixel units), interpolated
+    bilinearly inside each cell (extrapolated linearly in the outer half cells, exact for
+    affine maps) at ``k0 x k1`` sub-samples, ``k`` being the local stretch of the map rounded
+    up (at most ``maxsub``); each sub-sample deposits its share of the cell's mass on the four
+    nearest output centres with bilinear weights, clamped to the grid, so the total mass is
+    conserved exactly and first moments are preserved away from the boundary.
+    """
+    n0, n1 = rho.shape
+    p0 = np.empty((n0, n1))
+    p1 = np.empty((n0, n1))
+    gradient(f, p0, p1)
+    for i in range(n0):
+        for j in range(n1):
+            p0[i, j] = p0[i, j] * n0 - 0.5
+            p1[i, j] = p1[i, j] * n1 - 0.5
+    out[:, :] = 0.0
+    for i in range(n0):
+        ia = max(i - 1, 0)
+        ib = min(i + 1, n0 - 1)
+        for j in range(n1):
+            mass = rho[i, j]
+            if mass <= 0.0:
+                continue
+            ja = max(j - 1, 0)
+            jb = min(j + 1, n1 - 1)
+            e0 = max(abs(p0[ib, j] - p0[ia, j]), abs(p1[ib, j] - p1[ia, j])) / (ib - ia)
+            e1 = max(abs(p0[i, jb] - p0[i, ja]), abs(p1[i, jb] - p1[i, ja])) / (jb - ja)
+            k0 = max(1, int(np.ceil(e0 - 1e-9))) if e0 < maxsub else maxsub
+            k1 = max(1, int(np.ceil(e1 - 1e-9))) if e1 < maxsub else maxsub
+            if k0 == 1 and k1 == 1:
+                _deposit(out, p0[i, j], p1[i, j], mass)
+                continue
+            w = mass / (k0 * k1)
+            for a in range(k0):
+                r = i + (a + 0.5) / k0 - 0.5
+                r0 = min(max(int(np.floor(r)), 0), n0 - 2)
+                t = r - r0
+                for b in range(k1):
+                    c = j + (b + 0.5) / k1 - 0.5
+                    c0 = min(max(int(np.floor(c)), 0), n1 - 2)
+                    s = c - c0
+                    _deposit(out, _bilinear(p0, r0, c0, t, s), _bilinear(p1, r0, c0, t, s), w)
+
+
+@njit(cache=True, nogil=True)
+def dual_value(psi, phi, nu, mu):
+    """``mean(q (nu + mu) - nu psi - mu phi)`` with ``q = |x|^2 / 2`` at the cell centres:
+    the Kantorovich dual value, ``W_2^2 / 2`` at the optimum, for mean-one densities."""
+    n0, n1 = psi.shape
+    total = 0.0
+    for i in range(n0):
+        y = (i + 0.5) / n0
+        for j in range(n1):
+            x = (j + 0.5) / n1
+            q = 0.5 * (x * x + y * y)
+            total += q * (nu[i, j] + mu[i, j]) - nu[i, j] * psi[i, j] - mu[i, j] * phi[i, j]
+    return total / (n0 * n1)

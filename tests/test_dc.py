@@ -1,0 +1,449 @@
+"""Tests of the online adaptive-sampling DCA (jitopt.solvers.dc) and its built-in problem."""
+
+import math
+
+import numpy as np
+import pytest
+
+from jitopt import OptimizeResult, Status
+from jitopt.problems import online_sparse_robust_regression
+from jitopt.sets import Box, L1Ball, L2Ball, Simplex
+from jitopt.solvers import online_dca
+from jitopt.solvers.dc import (MCP, SCAD, CappedL1, DCProblem, L1MinusL2, StreamProblem,
+                               _adaptive_sizes)
+
+
+def fixed_stream(A, b):
+    """A stream that returns the same data set at every call (a deterministic problem)."""
+    A, b = np.asarray(A, float), np.asarray(b, float)
+
+    def sample(t, size, rng):
+        return A[:size], b[:size]
+
+    return StreamProblem(sample)
+
+
+def random_batch(rng, n, p, loss):
+    A = rng.standard_normal((n, p))
+    if loss == "hinge":
+        b = np.sign(A @ rng.standard_normal(p) + 0.5 * rng.standard_normal(n))
+        b[b == 0] = 1.0
+    else:
+        b = A @ rng.standard_normal(p) + rng.standard_normal(n)
+    return A, b
+
+
+# --------------------------------------------------------------------------------------
+# the compiled subproblem solver against cvxpy (Clarabel)
+# --------------------------------------------------------------------------------------
+
+SETS = {
+    "none": None,
+    "box": Box(-0.3, 0.4),
+    "box&l1": Box(-1.0, 1.0) & L1Ball(0.8),
+    "l2": L2Ball(0.5),
+}
+
+
+@pytest.mark.parametrize("loss", ["lad", "squared", "huber", "hinge"])
+@pytest.mark.parametrize("cset", list(SETS))
+def test_subproblem_matches_clarabel(loss, cset):
+    rng = np.random.default_rng(hash((loss, cset)) % 2**32)
+    n, p = 40, 6
+    A, b = random_batch(rng, n, p, loss)
+    prob = DCProblem(fixed_stream(A, b), p, loss=loss, huber_delta=0.7,
+                     penalty=CappedL1(0.3, 2.0), constraint=SETS[cset])
+    xt = prob.project(rng.standard_normal(p))
+    y, mu = 0.5 * rng.standard_normal(p), 0.7
+    x_nb, gap, val = prob.prox_step((A, b), xt, y, mu, solver="numba", tol=1e-12)
+    x_cv, _, _ = prob.prox_step((A, b), xt, y, mu, solver="cvxpy")
+    f_nb = prob.subproblem_value((A, b), x_nb, xt, y, mu)
+    f_cv = prob.subproblem_value((A, b), prob.project(x_cv), xt, y, mu)
+    assert abs(val - f_nb) <= 1e-10 * max(1, abs(f_nb))      # reported value is the value
+    assert gap <= 1e-12 * max(1.0, abs(f_nb))                 # certified
+    assert f_nb <= f_cv + 1e-6                                 # never worse than Clarabel
+    assert abs(f_nb - f_cv) <= 1e-6
+    if SETS[cset] is not None:
+        assert SETS[cset].contains(x_nb, tol=1e-12)
+    # strong convexity: ||x - x*||^2 <= 2 gap / mu
+    assert np.linalg.norm(x_nb - x_cv) <= 1e-3
+
+
+def test_subproblem_simplex_without_l1():
+    rng = np.random.default_rng(3)
+    A, b = random_batch(rng, 30, 5, "lad")
+    prob = DCProblem(fixed_stream(A, b), 5, loss="lad", constraint=Simplex(1.0))
+    xt, y = np.full(5, 0.2), rng.standard_normal(5)
+    x_nb, gap, _ = prob.prox_step((A, b), xt, y, 2.0, solver="numba", tol=1e-12)
+    x_cv, _, _ = prob.prox_step((A, b), xt, y, 2.0, solver="cvxpy")
+    assert abs(prob.subproblem_value((A, b), x_nb, xt, y, 2.0)
+               - prob.subproblem_value((A, b), x_cv, xt, y, 2.0)) <= 1e-6
+    # with an l1 term on the simplex the compiled path is refused, not silently wrong
+    prob2 = DCProblem(fixed_stream(A, b), 5, loss="lad", penalty=L1MinusL2(0.1),
+                      constraint=Simplex(1.0))
+    assert not prob2.has_numba_solver
+    with pytest.raises(ValueError, match="Simplex"):
+        prob2.prox_step((A, b), xt, y, 2.0, solver="numba")
+
+
+# --------------------------------------------------------------------------------------
+# closed forms
+# --------------------------------------------------------------------------------------
+
+def one_d_problem(a, lam, alpha, concave=None):
+    """f(x) = (x - a)^2 / 2 + lam min(1, alpha |x|) as squared loss on the datum (1, a)."""
+    stream = fixed_stream(np.ones((1, 1)), np.array([a]))
+    if concave is None:
+        return DCProblem(stream, 1, loss="squared", penalty=CappedL1(lam, alpha))
+    # the l1 part of capped-l1 in g (lam alpha |x|), a user concave part with a chosen kink
+    return DCProblem(stream, 1, loss="squared", penalty=L1MinusL2(lam * alpha),
+                     concave=concave)
+
+
+def test_one_d_closed_form_critical_point():
+    # O1a: a = 3, lam = 0.5, alpha = 1: the unique critical point is x = 3
+    prob = one_d_problem(3.0, 0.5, 1.0)
+    res = online_dca(prob, x0=[0.0], rule="fixed", n0=1, max_iter=500, tol_step=1e-14)
+    assert abs(res.x[0] - 3.0) <= 1e-10
+    # one step has the closed form x+ = S_{lam alpha/(1+mu)}((a + y + mu x)/(1 + mu))
+    res1 = online_dca(prob, x0=[0.5], rule="fixed", n0=1, max_iter=1, mu=2.0)
+    z = (3.0 + 0.0 + 2.0 * 0.5) / 3.0
+    assert res1.x[0] == pytest.approx(np.sign(z) * max(abs(z) - 0.5 / 3.0, 0.0), abs=1e-12)
+
+
+@pytest.mark.parametrize("y_kink, limit", [(0.8, 1.0), (1.0, 1.2), (0.0, 0.2)])
+def test_one_d_subgradient_selection(y_kink, limit):
+    # O1b: a = 1.2, lam = alpha = 1; critical points 0.2, 1 (not a local min) and 1.2.
+    # g = (x - a)^2/2 + |x| and h = max(1, |x|), written as the concave part |x| of
+    # L1MinusL2(1) plus the user part max(1, |x|) - |x|, whose subgradient makes the total
+    # selection y_kink in [0, 1] at the kink |x| = 1.
+    def concave(x, batch):
+        t = abs(x[0])
+        if t > 1:
+            s = 0.0
+        elif t < 1:
+            s = -np.sign(x[0])
+        else:
+            s = (y_kink - 1.0) * np.sign(x[0])
+        return max(1.0, t) - t, np.array([s])
+
+    prob = one_d_problem(1.2, 1.0, 1.0, concave=concave)
+    res = online_dca(prob, x0=[1.0], rule="fixed", n0=1, max_iter=200, tol_step=1e-14)
+    assert abs(res.x[0] - limit) <= 1e-10
+
+
+def test_one_d_brute_force_global():
+    # the iterates started right of the kink reach the global minimizer found on a grid
+    a, lam = 1.2, 1.0
+    grid = np.arange(-1.0, 3.0, 1e-6)
+    fvals = 0.5 * (grid - a) ** 2 + lam * np.minimum(1.0, np.abs(grid))
+    xg = grid[np.argmin(fvals)]
+    prob = one_d_problem(a, lam, 1.0)
+    res = online_dca(prob, x0=[0.5], rule="fixed", n0=1, max_iter=200, tol_step=1e-14)
+    assert abs(res.x[0] - xg) <= 1e-5
+    assert abs(res.x[0] - 0.2) <= 1e-10
+
+
+def test_stochastic_concave_part_two_sample_sizes():
+    # O2b: G = (x - xi)^2, xi ~ N(0, 1); H = |x - zeta|, zeta uniform on {-1, 0, 1}.
+    # Critical set {-1/6, 0, 1/6} (0 is a local max); the iterates end near it.
+    def sample(t, size, rng):
+        xi = rng.standard_normal(size)
+        return np.full((size, 1), math.sqrt(2.0)), math.sqrt(2.0) * xi
+
+    def sample_h(t, size, rng):
+        return rng.integers(-1, 2, size).astype(float)
+
+    def concave(x, zeta):
+        r = x[0] - zeta[0]
+        return np.mean(np.abs(r)), np.array([np.mean(np.sign(r))])
+
+    prob = DCProblem(StreamProblem(sample, sample_h), 1, loss="squared", concave=concave)
+    res = online_dca(prob, x0=[3.0], rule="adaptive", max_samples=400000, max_iter=10**5,
+                     schedule_h=2.1, rng=1, history=True)
+    crit = np.array([-1 / 6, 0.0, 1 / 6])
+    assert np.min(np.abs(res.x[0] - crit)) <= 0.02
+    h = res.history
+    t = h["iteration"]
+    assert np.all(h["n_h"][1:] >= 1) and np.all(h["n_h"][1:] <= np.ceil(t[1:] ** 2.1))
+    # where the sizes are below the caps, condition 1 of the adaptive rule holds for them:
+    # C_g / (mu N_g^0.45) + C_h / (mu N_h^0.9) <= (mu / 2) ||d_{t-1}||^2 (mu = 1, rho = 0)
+    below = np.flatnonzero(h["n_g"][1:] < np.ceil(t[1:] ** 2.1)) + 1
+    assert below.size > 0
+    for i in below:
+        need = h["n_g"][i] ** -0.45 + h["n_h"][i] ** -0.9
+        assert need <= 0.5 * h["step"][i - 1] ** 2
+    assert res.samples == res.samples_g + res.samples_h == h["samples"][-1]
+    assert res.samples_h == h["n_h"].sum()
+
+
+def test_adaptive_sizes_min_total():
+    # the split solves min N_g + N_h s.t. A N_g^-a + B N_h^-b <= R: compare with a grid
+    A, B, a, b, R = 1.0, 0.5, 0.45, 0.9, 0.05
+    ng, nh = _adaptive_sizes(R, A, B, a, b, True)
+    assert A * ng ** -a + B * nh ** -b <= R
+    grid_g = np.arange(1, 200000, 7)
+    slack = R - A * grid_g ** -a
+    ok = slack > 0
+    grid_g = grid_g[ok]
+    need_h = np.ceil((B / slack[ok]) ** (1 / b))
+    best = np.min(grid_g + need_h)
+    assert ng + nh <= best * (1 + 1e-3) + 2
+    # deterministic h: the official code's formula
+    ng, nh = _adaptive_sizes(R, A, 0.0, a, b, False)
+    assert nh == 0 and ng == math.ceil((A / R) ** (1 / a))
+
+
+# --------------------------------------------------------------------------------------
+# the paper's problem
+# --------------------------------------------------------------------------------------
+
+def samples_to(prob, rule, seed, tol, budget=150000):
+    reached = []
+
+    def cb(x):
+        if np.linalg.norm(x - prob.xopt) <= tol:
+            reached.append(True)
+            raise StopIteration
+
+    start = prob.stream.samples_g
+    res = online_dca(prob, rule=rule, max_samples=budget, max_iter=10**6, rng=seed,
+                     callback=cb)
+    assert res.samples == prob.stream.samples_g - start
+    return res, (res.samples if reached else None)
+
+
+def test_paper_regression_reaches_limit_optimum_with_fewer_samples():
+    prob = online_sparse_robust_regression()
+    assert prob.fopt == pytest.approx(0.817885, abs=1e-6)
+    assert prob.limit_fun(prob.xopt) == pytest.approx(prob.fopt, abs=5e-3)
+    for seed in (0, 1, 2):
+        res_a, n_a = samples_to(prob, "adaptive", seed, 0.1)
+        res_s, n_s = samples_to(prob, "schedule", seed, 0.1)
+        assert n_a is not None and n_s is not None
+        assert res_a.status == Status.CALLBACK
+        assert np.linalg.norm(res_a.x - prob.xopt) <= 0.1
+        assert n_a < n_s
+
+
+def test_counters_history_and_reproducibility():
+    prob = online_sparse_robust_regression(p=10)
+    r1 = online_dca(prob, rule="adaptive", max_iter=60, rng=7, history=True)
+    r2 = online_dca(prob, rule="adaptive", max_iter=60, rng=7, history=True)
+    assert isinstance(r1, OptimizeResult)
+    assert np.array_equal(r1.x, r2.x)
+    assert np.array_equal(r1.history["criticality"], r2.history["criticality"])
+    h = r1.history
+    assert r1.nit == 60 == len(h["iteration"])
+    assert r1.samples == h["n_g"].sum() == h["samples"][-1] == r1.nifo
+    assert np.array_equal(np.cumsum(h["n_g"]), h["samples"])
+    assert prob.stream.samples_g == 2 * r1.samples
+    assert np.allclose(h["criticality"], 1.0 * h["step"])
+    # invariants: 1 <= N_t <= cap(t) = ceil(t^2.1) for t >= 2, N_1 = n0
+    t = h["iteration"]
+    assert h["n_g"][0] == 10
+    assert np.all(h["n_g"][1:] >= 1)
+    assert np.all(h["n_g"][1:] <= np.ceil(t[1:] ** 2.1))
+    # ||d|| <= 2 (L_g + L_h) / mu with L_g = sqrt(p)(1 + lam alpha), L_h = lam alpha sqrt(p)
+    p, lam = 10, 0.01
+    assert np.all(h["step"] <= 2 * (math.sqrt(p) * (1 + lam) + lam * math.sqrt(p)) + 1e-9)
+    assert np.all(h["gap"] <= 1e-10 * np.maximum(1, np.abs(h["fun"]) + 10))
+    r3 = online_dca(prob, rule="adaptive", max_iter=60, rng=8)
+    assert not np.array_equal(r1.x, r3.x)
+
+
+def test_schedule_and_fixed_sizes():
+    prob = online_sparse_robust_regression(p=5)
+    h = online_dca(prob, rule="schedule", max_iter=12, rng=0, history=True).history
+    assert np.array_equal(h["n_g"], np.ceil(np.arange(1, 13) ** 2.1).astype(int))
+    h = online_dca(prob, rule="fixed", n0=33, max_iter=5, rng=0, history=True).history
+    assert np.all(h["n_g"] == 33)
+
+
+def test_deterministic_descent():
+    # O4: full batch, no noise: f(x_t) - f(x_{t+1}) >= mu ||d||^2 (Lemma 4.2)
+    rng = np.random.default_rng(0)
+    A, b = random_batch(rng, 80, 8, "lad")
+    pen = MCP(0.3, 2.0)
+    prob = DCProblem(fixed_stream(A, b), 8, loss="lad", penalty=pen)
+
+    def f(x):
+        return np.mean(np.abs(A @ x - b)) + pen.value(x)
+
+    xs = [np.zeros(8)]
+    res = online_dca(prob, rule="fixed", n0=80, max_iter=40, mu=0.5, history=True,
+                     callback=lambda x: xs.append(x))
+    fv = np.array([f(x) for x in xs])
+    steps = np.array([np.linalg.norm(x1 - x0) for x0, x1 in zip(xs, xs[1:])])
+    assert np.allclose(steps, res.history["step"], rtol=0, atol=1e-15)
+    # exact up to the certified suboptimality of each subproblem (its duality gap)
+    assert np.all(fv[:-1] - fv[1:] >= 0.5 * steps ** 2 - res.history["gap"] - 1e-12)
+    assert fv[-1] <= fv[0] - 1.0  # and it went somewhere
+
+
+def test_smooth_h_agrees_with_deterministic_dca_on_big_saa():
+    # squared loss + lam (||x||_1 - ||x||_2); h smooth away from 0. The online method with
+    # fresh samples must end near the critical point of a deterministic prox-DCA (written
+    # here independently, coordinate descent on each subproblem) on a large SAA.
+    p, lam = 5, 0.3
+    beta = np.array([1.5, -1.0, 0.0, 0.0, 0.5])
+
+    def sample(t, size, rng):
+        X = rng.standard_normal((size, p))
+        return X, X @ beta + 0.5 * rng.standard_normal(size)
+
+    prob = DCProblem(StreamProblem(sample), p, loss="squared", penalty=L1MinusL2(lam))
+    res = online_dca(prob, x0=np.ones(p), rule="schedule", max_samples=300000,
+                     max_iter=10**5, rng=2)
+    X, y = sample(0, 200000, np.random.default_rng(99))
+    Q, c = X.T @ X / len(y), X.T @ y / len(y)
+    x = np.ones(p)
+    for _ in range(300):  # prox-DCA outer loop, mu = 1
+        yk = lam * x / np.linalg.norm(x)
+        z = x.copy()
+        for _ in range(200):  # coordinate descent on the strongly convex subproblem
+            for j in range(p):
+                r = c[j] + yk[j] + x[j] - (Q[j] @ z - Q[j, j] * z[j])
+                z[j] = np.sign(r) * max(abs(r) - lam, 0.0) / (Q[j, j] + 1.0)
+        x = z
+    assert np.linalg.norm(res.x - x) <= 0.03
+    # and the deterministic point is critical: grad g-part matches grad h on the support
+    g = Q @ x - c
+    supp = x != 0
+    assert np.allclose(g[supp] + lam * np.sign(x[supp]) - lam * x[supp] / np.linalg.norm(x),
+                       0.0, atol=1e-8)
+
+
+def test_cvxpy_user_convex_path_matches_numba():
+    import cvxpy as cp
+
+    prob_nb = online_sparse_robust_regression(p=6, beta_star=(2.0, -3.0), bound=10.0)
+    user = DCProblem(prob_nb.stream, 6, loss=None, penalty=prob_nb.penalty,
+                     constraint=prob_nb.constraint,
+                     convex=lambda x, A, b: cp.sum(cp.abs(A @ x - b)) / A.shape[0])
+    r_nb = online_dca(prob_nb, rule="fixed", n0=50, max_iter=4, rng=3)
+    r_cv = online_dca(user, rule="fixed", n0=50, max_iter=4, rng=3)
+    assert len(user._cvx_cache) == 1  # built once (one batch shape)
+    assert np.linalg.norm(r_nb.x - r_cv.x) <= 1e-5
+    with pytest.raises(ValueError, match="numba"):
+        online_dca(user, solver="numba")
+
+
+# --------------------------------------------------------------------------------------
+# penalties
+# --------------------------------------------------------------------------------------
+
+def scad_ref(t, lam, a):
+    t = abs(t)
+    if t <= lam:
+        return lam * t
+    if t <= a * lam:
+        return (2 * a * lam * t - t * t - lam * lam) / (2 * (a - 1))
+    return (a + 1) * lam * lam / 2
+
+
+def mcp_ref(t, lam, g):
+    t = abs(t)
+    return lam * t - t * t / (2 * g) if t <= g * lam else g * lam * lam / 2
+
+
+@pytest.mark.parametrize("pen, ref", [
+    (CappedL1(0.7, 2.0), lambda t: 0.7 * min(1.0, 2.0 * abs(t))),
+    (SCAD(0.5, 3.7), lambda t: scad_ref(t, 0.5, 3.7)),
+    (MCP(0.5, 2.5), lambda t: mcp_ref(t, 0.5, 2.5)),
+])
+def test_penalty_dc_splits(pen, ref):
+    rng = np.random.default_rng(0)
+    x = 3 * rng.standard_normal(200)
+    assert pen.value(x) == pytest.approx(sum(ref(t) for t in x), rel=1e-12)
+    # h is convex and h_subgradient is a subgradient: h(z) >= h(x) + <s, z - x>
+    for _ in range(50):
+        u, v = 3 * rng.standard_normal(4), 3 * rng.standard_normal(4)
+        assert pen.h_value(v) >= pen.h_value(u) + pen.h_subgradient(u) @ (v - u) - 1e-12
+
+
+def test_l1_minus_l2_split():
+    pen = L1MinusL2(0.4)
+    x = np.array([3.0, -4.0, 0.0])
+    assert pen.value(x) == pytest.approx(0.4 * (7 - 5))
+    assert np.allclose(pen.h_subgradient(x), 0.4 * x / 5)
+    assert np.array_equal(pen.h_subgradient(np.zeros(3)), np.zeros(3))
+
+
+# --------------------------------------------------------------------------------------
+# bad input
+# --------------------------------------------------------------------------------------
+
+def test_bad_input():
+    prob = online_sparse_robust_regression(p=4, beta_star=(2.0,))
+    with pytest.raises(ValueError, match="mu"):
+        online_dca(prob, mu=0.0)
+    with pytest.raises(ValueError, match="mu"):
+        online_dca(prob, mu=-1.0)
+    with pytest.raises(ValueError, match="rule"):
+        online_dca(prob, rule="nope")
+    with pytest.raises(ValueError, match="x0"):
+        online_dca(prob, x0=np.zeros(3))
+    with pytest.raises(ValueError, match="alpha_g"):
+        online_dca(prob, alpha_g=0.5)
+    with pytest.raises(TypeError, match="problem"):
+        online_dca("not a problem")
+    with pytest.raises(ValueError, match="empty"):
+        Box(1.0, 0.0)
+    with pytest.raises(TypeError, match="constraint"):
+        DCProblem(prob.stream, 4, constraint=(0, 1))
+    with pytest.raises(ValueError, match="loss"):
+        DCProblem(prob.stream, 4, loss="l7")
+
+    def wrong_rows(t, size, rng):
+        return np.zeros((size + 1, 4)), np.zeros(size + 1)
+
+    with pytest.raises(ValueError, match="rows"):
+        online_dca(DCProblem(StreamProblem(wrong_rows), 4), max_iter=2)
+
+    def wrong_dim(t, size, rng):
+        return np.zeros((size, 3)), np.zeros(size)
+
+    with pytest.raises(ValueError, match=r"shape \(size, 4\)"):
+        online_dca(DCProblem(StreamProblem(wrong_dim), 4), max_iter=2)
+
+    def nan_after_3(t, size, rng):
+        A = rng.standard_normal((size, 4))
+        b = np.full(size, np.nan) if t >= 3 else A.sum(1) + rng.standard_normal(size)
+        return A, b
+
+    x0 = np.ones(4)
+    res = online_dca(DCProblem(StreamProblem(nan_after_3), 4), x0=x0, max_iter=10, rng=0)
+    assert not res.success and res.status == Status.NONFINITE
+    assert "non-finite" in res.message and res.nit == 2
+    assert np.isfinite(res.x).all()
+    assert np.array_equal(x0, np.ones(4))  # user array untouched
+
+    def bad_concave(x, batch):
+        return 0.0, np.full(4, np.nan)
+
+    bad = DCProblem(prob.stream, 4, concave=bad_concave)
+    res = online_dca(bad, max_iter=5, rng=0)
+    assert res.status == Status.NONFINITE and "subgradient" in res.message
+
+
+def test_shared_stream_counts_max_of_sizes():
+    # one stream for both parts (Remark 2): each iteration draws max(N_g, N_h) samples
+    def sample(t, size, rng):
+        xi = rng.standard_normal(size)
+        return np.full((size, 1), math.sqrt(2.0)), math.sqrt(2.0) * xi
+
+    def concave(x, batch):
+        zeta = batch[1] / math.sqrt(2.0)  # reuse the samples of g as those of h
+        r = x[0] - zeta
+        return np.mean(np.abs(r)), np.array([np.mean(np.sign(r))])
+
+    stream = StreamProblem(sample, shared=True)
+    prob = DCProblem(stream, 1, loss="squared", concave=concave)
+    res = online_dca(prob, x0=[2.0], rule="schedule", max_iter=15, rng=0, history=True)
+    h = res.history
+    assert np.array_equal(h["n_h"], np.ceil(np.arange(1, 16) ** 1.1).astype(int))
+    assert res.samples_g == np.maximum(h["n_g"], h["n_h"]).sum() == stream.samples_g
+    assert res.samples_h == 0 and res.samples == res.samples_g
+    with pytest.raises(ValueError, match="shared"):
+        StreamProblem(sample, sample, shared=True)

@@ -1,0 +1,260 @@
+"""Tests of the EVI solver and its certificate (jitopt.solvers.evi)."""
+
+import numpy as np
+import pytest
+
+from jitopt import Status
+from jitopt.sets import Box, L2Ball, Simplex
+from jitopt.solvers.evi import (AffineOperator, Polytope, ProductOfSimplices, VIProblem, evi,
+                                evi_gap)
+
+DOMAINS = [
+    ("simplex", lambda d: Simplex(), 5),
+    ("simplex-r2", lambda d: Simplex(2.0), 4),
+    ("unit box", lambda d: Box(0.0, 1.0), 4),
+    ("box", lambda d: Box(np.arange(d) - 1.0, np.arange(d) + 0.5), 4),
+    ("product", lambda d: ProductOfSimplices([2, 3, 2]), 7),
+]
+
+
+def _random_points(problem, k, rng):
+    dom = problem._dom
+    pts = []
+    for _ in range(k):
+        if dom.kind == 1:
+            pts.append(dom.lower + (dom.upper - dom.lower) * rng.random(dom.d))
+        else:
+            y = np.concatenate([rng.dirichlet(np.ones(m)) for m in np.diff(dom.off)])
+            pts.append(dom.radius * y)
+    return np.array(pts)
+
+
+def _nonmonotone(d, rng):
+    A = rng.standard_normal((d, d))
+    return AffineOperator(A, rng.standard_normal(d))
+
+
+@pytest.mark.parametrize("name,make,d", DOMAINS, ids=[x[0] for x in DOMAINS])
+def test_closed_form_gap_equals_lp_gap(name, make, d):
+    rng = np.random.default_rng(1)
+    problem = VIProblem(_nonmonotone(d, rng), make(d), dim=d)
+    for k in (1, 3, 8):
+        pts = _random_points(problem, k, rng)
+        w = rng.random(k)
+        closed = evi_gap(problem, pts, w)
+        lp = evi_gap(problem, pts, w, method="lp")
+        assert abs(closed.gap - lp.gap) <= 1e-9 * max(1.0, abs(lp.gap))
+        assert abs(closed.gap_con - lp.gap_con) <= 1e-9 * max(1.0, abs(lp.gap_con))
+        assert closed.gap >= closed.gap_con - 1e-12  # constant maps are affine maps
+        assert closed.gap >= -1e-12  # the identity is a deviation
+
+
+def test_sign_operator_gaps_and_solver():
+    """Example C.2: F = sgn on [-1, 1]; mu = (delta_{-e} + delta_{e})/2 has Gap_CON = e and
+    Gap_LIN = 2e; the solver handles the discontinuity."""
+    problem = VIProblem(lambda x: np.where(x >= 0, 1.0, -1.0), Box(-1.0, 1.0), dim=1)
+    for eps in (0.3, 0.01):
+        g = evi_gap(problem, [[-eps], [eps]])
+        assert g.gap_con == pytest.approx(eps, abs=1e-12)
+        assert g.gap == pytest.approx(2 * eps, abs=1e-12)
+    ref = evi(problem, tol=1e-3, method="eah", maxiter=2000)
+    assert ref.success and ref.gap_con <= ref.gap <= 1e-3
+    # the regret loop converges at its O(1/sqrt(T)) rate on this discontinuous operator
+    res = evi(problem, tol=1e-2, rng=0)
+    assert res.success and res.gap_con <= res.gap <= 1e-2
+    assert evi_gap(problem, res.points, res.weights).gap == pytest.approx(res.gap, abs=1e-12)
+
+
+def test_example_c3_margin():
+    """Example C.3: F = sgn but F(1/2) = -1; mu = (delta_{x*} + delta_{1/2})/2 is an exact EVI
+    solution with margin (1/2 - x*)/2, i.e. Gap_CON = -(1/2 - x*)/2."""
+    problem = VIProblem(lambda x: np.where((x >= 0) & (x != 0.5), 1.0, -1.0), Box(-1.0, 1.0),
+                        dim=1)
+    for xs in (0.0, 0.2, 0.45):
+        g = evi_gap(problem, [[xs], [0.5]])
+        assert g.gap_con == pytest.approx(-0.5 * (0.5 - xs), abs=1e-12)
+
+
+@pytest.mark.parametrize("dom,d", [(Simplex(), 6), (Box(0.0, 1.0), 5), (Simplex(), 12)])
+def test_solver_certified_gap_on_nonmonotone_affine_vi(dom, d):
+    rng = np.random.default_rng(d)
+    op = _nonmonotone(d, rng)
+    sym = (op.A + op.A.T) / 2
+    eig = np.linalg.eigvalsh(sym)
+    assert eig[0] < 0 < eig[-1]  # indefinite: not monotone
+    problem = VIProblem(op, dom, dim=d)
+    res = evi(problem, tol=1e-3, rng=3)
+    assert res.success and res.status == Status.CONVERGED
+    check = evi_gap(problem, res.points, res.weights, method="lp")  # independent certificate
+    assert check.gap <= 1e-3 + 1e-9
+    assert check.gap == pytest.approx(res.gap, abs=1e-9)
+    assert res.fp_residual <= 1e-8
+    for x in res.points:
+        assert problem._dom.contains(x, 1e-12)
+
+
+def test_python_and_compiled_operators_agree_and_calls_are_counted():
+    rng = np.random.default_rng(5)
+    op = _nonmonotone(4, rng)
+    calls = []
+
+    def F(x):
+        calls.append(1)
+        return op.A @ x + op.b
+
+    fast = evi(VIProblem(op, Box(0.0, 1.0), dim=4), tol=1e-4, rng=2, maxiter=3000)
+    slow_problem = VIProblem(F, Box(0.0, 1.0), dim=4)
+    slow = evi(slow_problem, tol=1e-4, rng=2, maxiter=3000)
+    assert slow.nfev == len(calls) == slow.nit == slow_problem.counts.nfev
+    assert fast.nfev == fast.nit == slow.nit
+    np.testing.assert_allclose(slow.points, fast.points, atol=1e-10)
+    assert slow.gap == pytest.approx(fast.gap, abs=1e-12)
+
+
+def test_same_seed_same_result_and_x0():
+    rng = np.random.default_rng(7)
+    problem = VIProblem(_nonmonotone(5, rng), Simplex(), dim=5)
+    a = evi(problem, tol=1e-3, rng=11)
+    b = evi(problem, tol=1e-3, rng=11)
+    c = evi(problem, tol=1e-3, rng=12)
+    np.testing.assert_array_equal(a.points, b.points)
+    assert a.gap == b.gap and a.nit == b.nit
+    assert not np.array_equal(a.points[0], c.points[0])
+    x0 = np.array([0.1, 0.2, 0.3, 0.4, 0.0])
+    keep = x0.copy()
+    d = evi(problem, x0, tol=1e-3, weighting="uniform")
+    np.testing.assert_allclose(d.points[0], x0, atol=1e-15)
+    np.testing.assert_array_equal(x0, keep)
+
+
+def test_rate_improves_with_rounds():
+    rng = np.random.default_rng(2)
+    problem = VIProblem(_nonmonotone(4, rng), Simplex(), dim=4)
+    g = [evi(problem, tol=1e-12, maxiter=T, rng=0, weighting="uniform").gap for T in (250, 1000, 4000)]
+    assert g[1] <= 0.6 * g[0] and g[2] <= 0.6 * g[1]
+
+
+def test_reweighting_lowers_gap_and_matches_recomputation():
+    rng = np.random.default_rng(4)
+    problem = VIProblem(_nonmonotone(5, rng), Box(0.0, 1.0), dim=5)
+    plain = evi(problem, tol=1e-9, maxiter=200, rng=1)
+    rw = evi(problem, tol=1e-9, maxiter=200, rng=1, reweight=True)
+    assert rw.gap <= plain.gap
+    assert evi_gap(problem, rw.points, rw.weights, method="lp").gap == pytest.approx(rw.gap, abs=1e-6)
+
+
+@pytest.mark.parametrize("dom,d", [(Simplex(), 3), (Box(0.0, 1.0), 2), (ProductOfSimplices([2, 2]), 4)])
+def test_ellipsoid_against_hope_reference(dom, d):
+    rng = np.random.default_rng(d)
+    problem = VIProblem(_nonmonotone(d, rng), dom, dim=d)
+    ref = evi(problem, tol=1e-3, method="eah", maxiter=5000)
+    assert ref.success
+    assert evi_gap(problem, ref.points, ref.weights, method="lp").gap <= 1e-3 + 1e-7
+    fast = evi(problem, tol=1e-3, reweight=True, rng=0)
+    assert fast.gap <= 1e-3
+
+
+def test_coupled_constraints_polytope():
+    """Two players with a shared budget x1 + x2 <= 1 on [0, 1]^2 (a pseudo-game)."""
+    A = [[1, 1], [-1, 0], [0, -1], [1, 0], [0, 1]]
+    b = [1, 0, 0, 1, 1]
+    # u1 = x1 (1 - x1 - x2) ... a Cournot-like pair; F = -(du1/dx1, du2/dx2)
+    problem = VIProblem(lambda x: -np.array([1 - 2 * x[0] - x[1], 0.8 - 2 * x[1] - x[0]]),
+                        Polytope(A, b))
+    res = evi(problem, tol=1e-3, rng=0)
+    assert res.success
+    assert (np.asarray(A) @ res.points.T <= np.asarray(b)[:, None] + 1e-9).all()
+    assert evi_gap(problem, res.points, res.weights).gap <= 1e-3 + 1e-9
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0, 4.0, 8.0])
+def test_smoothness_bound_example_e1(p):
+    """Thm 7.4 / Example E.1: u = -3/4 p x^4 + p x^3 + 1 on [0, 1]; every eps-EVI solution has
+    E u >= 1 - eps / (1 + p/4)."""
+    u = lambda x: -0.75 * p * x ** 4 + p * x ** 3 + 1
+    problem = VIProblem(lambda x: -(-3 * p * x ** 3 + 3 * p * x ** 2), Box(0.0, 1.0), dim=1)
+    eps = 1e-3
+    for seed in range(3):
+        res = evi(problem, tol=eps, rng=seed)
+        assert res.gap_con <= res.gap <= eps
+        Eu = float(res.weights @ u(res.points[:, 0]))
+        assert Eu >= 1 - eps / (1 + p / 4) - 1e-9
+
+
+def test_nonfinite_operator_stops():
+    def F(x):
+        return np.full(3, np.nan) if x[0] > 0.2 else x - 0.5
+
+    res = evi(VIProblem(F, Box(0.0, 1.0), dim=3), x0=np.array([0.5, 0.5, 0.5]))
+    assert not res.success and res.status == Status.NONFINITE
+    assert "non-finite" in res.message
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="shape"):
+        evi(VIProblem(lambda x: np.ones(2), Simplex(), dim=3))
+    with pytest.raises(ValueError, match="empty"):
+        Polytope([[1.0], [-1.0]], [0.0, -1.0])
+    with pytest.raises(ValueError, match="unbounded"):
+        Polytope([[1.0, 0.0], [0.0, 1.0]], [1.0, 1.0])
+    with pytest.raises(ValueError, match="finite bounds"):
+        VIProblem(lambda x: x, Box(0.0, np.inf), dim=2)
+    with pytest.raises(ValueError, match="dim"):
+        VIProblem(lambda x: x, Simplex())
+    with pytest.raises(TypeError, match="domain"):
+        VIProblem(lambda x: x, L2Ball(1.0), dim=2)
+    with pytest.raises(TypeError, match="operator"):
+        VIProblem(3.0, Simplex(), dim=2)
+    problem = VIProblem(lambda x: x, Simplex(), dim=2)
+    with pytest.raises(ValueError, match="tol"):
+        evi(problem, tol=0.0)
+    with pytest.raises(ValueError, match="learner"):
+        evi(problem, learner="sgd")
+    with pytest.raises(ValueError, match="deviations"):
+        evi(VIProblem(lambda x: x, Box(0.0, 1.0), dim=2), deviations="ce")
+    with pytest.raises(ValueError, match="x0"):
+        evi(problem, x0=np.array([0.7, 0.7]))
+    with pytest.raises(ValueError, match="points"):
+        evi_gap(problem, np.ones((2, 3)))
+    with pytest.raises(ValueError, match="domain"):
+        evi_gap(problem, [[2.0, -1.0]])
+    with pytest.raises(ValueError, match="A must"):
+        AffineOperator(np.ones((2, 3)))
+
+
+def test_fixed_point_oracle():
+    rng = np.random.default_rng(0)
+    for make, d in ((lambda: Simplex(), 4), (lambda: Box(-1.0, 2.0), 3)):
+        problem = VIProblem(lambda x: x, make(), dim=d)
+        dom = problem._dom
+        for _ in range(5):
+            if dom.kind == 1:  # a random affine self-map of the box: x -> l + K'(x - l)/... built from experts
+                P = rng.dirichlet(np.ones(2 * d + 2), size=d)
+                s = dom.upper - dom.lower
+                Ky = P[:, 2:2 + d] - P[:, 2 + d:]
+                cy = P[:, 1] + P[:, 2 + d:].sum(1)
+                K = Ky * s[:, None] / s[None, :]
+                c = s * cy + dom.lower - K @ dom.lower
+            else:
+                K = rng.dirichlet(np.ones(d), size=d).T  # column-stochastic
+                c = np.zeros(d)
+            x = dom.fixed_point(K, c)
+            assert np.abs(K @ x + c - x).max() <= 1e-8
+            assert dom.contains(x, 1e-12)
+
+
+def test_history_and_callback():
+    rng = np.random.default_rng(8)
+    problem = VIProblem(_nonmonotone(4, rng), Simplex(), dim=4)
+    res = evi(problem, tol=1e-6, maxiter=500, check_every=100, history=True, rng=0)
+    assert list(res.history["iteration"]) == [100, 200, 300, 400, 500]
+    assert res.history["fun"][-1] == pytest.approx(res.gap, rel=1e-12)  # the final mixture's gap
+    seen = []
+
+    def stop(x):
+        seen.append(x)
+        raise StopIteration
+
+    res = evi(problem, tol=1e-6, maxiter=500, check_every=100, callback=stop, rng=0)
+    assert res.status == Status.CALLBACK and res.nit == 100 and len(seen) == 1
+    assert problem._dom.contains(seen[0], 1e-12)

@@ -1,0 +1,392 @@
+"""IHT with the two-step projection: brute force, closed forms, estimators, counts, errors."""
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.optimize import lsq_linear, nnls
+
+import jitopt
+from jitopt.problems import least_squares, logistic, sparse_regression_data
+from jitopt.sets import (Box, CappedSimplex, L1Ball, L2Ball, LInfBall, NonNegative, Simplex)
+from jitopt.sparse import (IHTClassifier, IHTRegressor, hard_threshold, iht, iht_path,
+                           two_step_projection, zo_gradient)
+
+
+def objective(X, y, w):
+    r = X @ w - y
+    return 0.5 * r @ r / X.shape[0]
+
+
+# -- the two-step operator against brute force over supports ------------------------------
+
+def l1_proj(v, r):
+    if np.abs(v).sum() <= r:
+        return v
+    u = np.sort(np.abs(v))[::-1]
+    css = np.cumsum(u) - r
+    rho = np.nonzero(u - css / np.arange(1, v.size + 1) > 0)[0][-1]
+    return np.sign(v) * np.maximum(np.abs(v) - css[rho] / (rho + 1), 0)
+
+
+# closed-form projections onto each set (applied to the entries on a support)
+LO = -np.array([0.2, 1.0, 0.5, 0.0, 2.0, 0.3, 0.7])
+HI = np.array([1.0, 0.1, 0.5, 1.5, 0.2, 0.0, 0.6])
+SETS = {
+    "box": (Box(LO, HI), lambda v, S: np.clip(v, LO[S], HI[S]), "gain"),
+    "orthant": (NonNegative(), lambda v, S: np.maximum(v, 0), "gain"),
+    "orthant-signed": (NonNegative(), lambda v, S: np.maximum(v, 0), "signed"),
+    "capped": (CappedSimplex(1.0), lambda v, S: np.sign(np.maximum(v, 0)) * l1_proj(
+        np.maximum(v, 0), 1.0), "signed"),
+    "orthant-l2": (NonNegative() & L2Ball(0.8), lambda v, S: np.maximum(v, 0) * min(
+        1, 0.8 / max(np.linalg.norm(np.maximum(v, 0)), 1e-300)), "signed"),
+    "l1": (L1Ball(1.0), lambda v, S: l1_proj(v, 1.0), "magnitude"),
+    "l2": (L2Ball(0.8), lambda v, S: v * min(1, 0.8 / np.linalg.norm(v)), "magnitude"),
+    "linf": (LInfBall(0.5), lambda v, S: np.clip(v, -0.5, 0.5), "magnitude"),
+}
+
+
+def brute_force_projection(z, k, proj):
+    best = np.inf
+    for S in itertools.combinations(range(z.size), k):
+        S = list(S)
+        x = np.zeros_like(z)
+        x[S] = proj(z[S], S)
+        best = min(best, np.sum((x - z) ** 2))
+    return best
+
+
+@pytest.mark.parametrize("name", list(SETS))
+def test_exact_selection_equals_brute_force(name):
+    cset, proj, selection = SETS[name]
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        z = 1.5 * rng.standard_normal(7)
+        x = two_step_projection(z, 3, cset, selection)
+        assert np.count_nonzero(x) <= 3 and cset.contains(x)
+        assert np.sum((x - z) ** 2) == pytest.approx(brute_force_projection(z, 3, proj),
+                                                       abs=1e-10)
+
+
+@pytest.mark.parametrize("name", ["box", "orthant", "capped"])
+def test_magnitude_rule_is_feasible_but_may_be_worse(name):
+    cset, proj, _ = SETS[name]
+    rng = np.random.default_rng(1)
+    worse = 0
+    for _ in range(150):
+        z = 1.5 * rng.standard_normal(7)
+        x = two_step_projection(z, 3, cset, "magnitude")
+        assert np.count_nonzero(x) <= 3 and cset.contains(x)
+        dist, best = np.sum((x - z) ** 2), brute_force_projection(z, 3, proj)
+        assert dist >= best - 1e-12
+        worse += dist > best + 1e-9
+    assert worse > 0  # the paper's operator is not the exact projection for these sets
+
+
+def test_hard_threshold_ties_and_idempotence():
+    z = np.array([1.0, -2.0, 2.0, 0.5, -1.0])
+    np.testing.assert_array_equal(hard_threshold(z, 2), [0, -2.0, 2.0, 0, 0])
+    np.testing.assert_array_equal(hard_threshold(z, 3), [1.0, -2.0, 2.0, 0, 0])
+    x = hard_threshold(z, 3)
+    np.testing.assert_array_equal(hard_threshold(x, 3), x)
+
+
+# -- IHT on tiny problems against enumeration of supports ---------------------------------
+
+def best_subset(X, y, k, lo, hi):
+    best = (np.inf, None)
+    for S in itertools.combinations(range(X.shape[1]), k):
+        S = list(S)
+        if np.all(lo == 0) and np.all(np.isinf(hi)):
+            c, _ = nnls(X[:, S], y)
+        else:
+            c = lsq_linear(X[:, S], y, bounds=(lo[S], hi[S]), method="bvls", tol=1e-12).x
+        w = np.zeros(X.shape[1])
+        w[S] = c
+        best = min(best, (objective(X, y, w), tuple(S)), key=lambda t: t[0])
+    return best[0]
+
+
+@pytest.mark.parametrize("scenario", ["nonneg", "box"])
+def test_tiny_problems_reach_best_subset(scenario):
+    rng = np.random.default_rng(2)
+    p, k, n = 10, 3, 50
+    hits = 0
+    for _ in range(50):
+        X = rng.standard_normal((n, p))
+        beta = np.zeros(p)
+        S = rng.choice(p, k, replace=False)
+        beta[S] = rng.uniform(1, 2, k) * (rng.choice([-1, 1], k) if scenario == "box" else 1)
+        y = X @ beta + 0.5 * rng.standard_normal(n)
+        if scenario == "nonneg":
+            lo, hi, cset = np.zeros(p), np.full(p, np.inf), NonNegative()
+        else:
+            lo, hi = np.full(p, -1.5), np.full(p, 1.5)
+            cset = Box(lo, hi)
+        res = iht(least_squares(X, y), k, constraint=cset, selection="auto", relax=2.0)
+        fstar = best_subset(X, y, k, lo, hi)
+        assert res.n_nonzero <= k and cset.contains(res.x)
+        f = objective(X, y, res.x)
+        assert f == pytest.approx(res.fun, rel=1e-10)
+        assert f >= fstar - 1e-9
+        hits += f <= fstar * (1 + 1e-8)
+    assert hits >= 45
+
+
+def test_relaxation_beats_target_optimum():
+    """With k = 2 kbar the iterate's objective is at most the best kbar-sparse objective."""
+    rng = np.random.default_rng(3)
+    ok = 0
+    for _ in range(20):
+        X = rng.standard_normal((200, 10))
+        y = X[:, :2] @ np.array([1.0, 1.5]) + rng.standard_normal(200)
+        fstar = best_subset(X, y, 2, np.zeros(10), np.full(10, np.inf))
+        res = iht(least_squares(X, y), 4, constraint=NonNegative(), tol=1e-10)
+        ok += res.fun <= fstar + 1e-8
+    assert ok == 20
+
+
+def test_orthogonal_design_one_step_closed_form():
+    rng = np.random.default_rng(4)
+    n, p, k = 40, 8, 3
+    Q, _ = np.linalg.qr(rng.standard_normal((n, p)))
+    X = np.sqrt(n) * Q
+    y = rng.standard_normal(n) * 2
+    b = X.T @ y / n  # R(w) = |w - b|^2/2 + const
+    for cset, selection in [(None, "magnitude"), (LInfBall(0.3), "magnitude"),
+                            (Box(-0.1, 0.5), "gain"), (NonNegative(), "signed")]:
+        x0 = two_step_projection(rng.standard_normal(p), k, cset, selection)
+        res = iht(least_squares(X, y), k, x0, constraint=cset, selection=selection, step=1.0,
+                  maxiter=1, history=True)
+        wstar = two_step_projection(b, k, cset, selection)
+        np.testing.assert_allclose(res.x, wstar, atol=1e-12)
+        res2 = iht(least_squares(X, y), k, res.x, constraint=cset, selection=selection,
+                   step=1.0, maxiter=5)
+        np.testing.assert_allclose(res2.x, wstar, atol=1e-12)
+    from sklearn.linear_model import OrthogonalMatchingPursuit
+    omp = OrthogonalMatchingPursuit(n_nonzero_coefs=k, fit_intercept=False).fit(X, y)
+    res = iht(least_squares(X, y), k, step=1.0, maxiter=3)
+    np.testing.assert_allclose(res.x, omp.coef_, atol=1e-10)
+
+
+def test_best_iterate_is_returned_when_objective_goes_up():
+    rng = np.random.default_rng(1331)  # a found instance where IHT-2SP goes up
+    X, y = rng.standard_normal((5, 3)), rng.standard_normal(5)
+    lo, hi = -rng.uniform(0, 1, 3), rng.uniform(0, 1, 3)
+    res = iht(least_squares(X, y), 1, constraint=Box(lo, hi), step="lipschitz", history=True,
+              maxiter=50)
+    f = res.history["fun"]
+    assert res.n_increases >= 1 and np.any(np.diff(f) > 0)
+    assert res.fun == f.min() < f[-1]
+    assert objective(X, y, res.x) == pytest.approx(f.min(), rel=1e-12)
+
+
+def test_exact_projection_gives_monotone_descent():
+    X, y, _ = sparse_regression_data(60, 20, 4, rho=0.5, rng=5)
+    res = iht(least_squares(X, y), 4, constraint=L2Ball(3.0), step="lipschitz", history=True)
+    assert np.all(np.diff(res.history["fun"]) <= 1e-12)
+
+
+# -- variants -----------------------------------------------------------------------------
+
+def test_zo_estimator_unbiased_on_quadratic():
+    rng = np.random.default_rng(6)
+    d = 20
+    A = rng.standard_normal((d, d))
+    A = A @ A.T / d + np.eye(d)
+    c = rng.standard_normal(d)
+    x = rng.standard_normal(d)
+    calls = []
+
+    def fun(v):
+        calls.append(1)
+        return 0.5 * v @ A @ v + c @ v
+
+    N = 200_000
+    g, nq = zo_gradient(fun, x, n_directions=N, smoothing=0.1, subspace_size=5, rng=0)
+    true = A @ x + c
+    assert np.linalg.norm(g - true) <= 0.02 * np.linalg.norm(true)
+    assert nq == len(calls) == N + 1
+
+
+def test_zo_query_count_is_exact():
+    X, y, _ = sparse_regression_data(50, 12, 2, rng=7)
+    problem = least_squares(X, y)
+    res = iht(problem, 2, variant="zeroth_order", n_directions=3, direction_growth=1.5,
+              max_directions=10, maxiter=15, tol=0.0, rng=0)
+    q = [min(10, int(np.ceil(3 * 1.5 ** t - 1e-9))) for t in range(res.nit + 1)]
+    assert res.nfev == problem.counts.nfev == sum(qt + 1 for qt in q)
+    assert res.njev == 0
+
+
+def test_zo_reaches_deterministic_objective():
+    X, y, _ = sparse_regression_data(80, 12, 2, rng=8)
+    det = iht(least_squares(X, y), 2, tol=1e-10)
+    zo = iht(least_squares(X, y), 2, variant="zeroth_order", smoothing=1e-6, maxiter=300,
+             n_directions=12, rng=1)
+    assert zo.fun <= det.fun * (1 + 1e-3)
+
+
+def test_stochastic_full_batch_equals_deterministic_bitwise():
+    X, y, _ = sparse_regression_data(60, 15, 3, rng=9)
+    labels = np.sign(y - np.median(y))
+    det = iht(logistic(X, labels, 0.1), 3, step=0.5, maxiter=30, tol=0.0, history=True)
+    sto = iht(logistic(X, labels, 0.1), 3, variant="stochastic", batch_size=60, step=0.5,
+              maxiter=30, tol=0.0, history=True, rng=0)
+    np.testing.assert_array_equal(det.x, sto.x)
+    np.testing.assert_array_equal(det.history["fun"], sto.history["fun"])
+
+
+def test_stochastic_growing_batch_reaches_deterministic():
+    X, y, _ = sparse_regression_data(200, 20, 3, rng=10)
+    det = iht(least_squares(X, y), 3, constraint=NonNegative(), step="lipschitz", tol=1e-12)
+    problem = least_squares(X, y)
+    sto = iht(problem, 3, constraint=NonNegative(), variant="stochastic", batch_size=5,
+              batch_growth=1.2, tol=1e-12, rng=0)
+    assert sto.fun == pytest.approx(det.fun, rel=1e-6)
+    batches = [min(200, int(np.ceil(5 * 1.2 ** t - 1e-9))) for t in range(sto.nit + 1)]
+    assert sto.nifo == sum(batches)  # per-sample gradients, counted exactly
+    assert sto.nfev == sto.nit + 1
+
+
+# -- warm starts, path, Gram, relax -------------------------------------------------------
+
+def test_path_warm_start_never_increases():
+    X, y, _ = sparse_regression_data(80, 30, 5, rho=0.6, rng=11)
+    path = iht_path(least_squares(X, y), [4, 2, 6, 3], constraint=NonNegative())
+    assert [r.k for r in path] == [2, 3, 4, 6]
+    for prev, cur in zip(path, path[1:]):
+        assert cur.fun <= prev.fun + 1e-12
+        assert cur.n_nonzero <= cur.k
+
+
+def test_gram_and_plain_gradients_agree():
+    X, y, _ = sparse_regression_data(30, 50, 4, rng=12)
+    w = np.zeros(50)
+    w[[3, 7, 11]] = [1.0, -2.0, 0.5]
+    f1, g1 = least_squares(X, y, gram=True).cost_and_egrad(w)
+    f2, g2 = least_squares(X, y, gram=False).cost_and_egrad(w)
+    np.testing.assert_allclose(g1, X.T @ (X @ w - y) / 30, atol=1e-12)
+    np.testing.assert_allclose(g2, g1, atol=1e-12)
+    assert f1 == pytest.approx(objective(X, y, w), rel=1e-13) and f1 == f2
+
+
+def test_relax_prune_refit_is_k_sparse_and_refitted():
+    X, y, beta = sparse_regression_data(100, 40, 5, rho=0.7, snr=2, signed=True, rng=13)
+    res = iht(least_squares(X, y), 5, constraint=Box(-1.5, 1.5), selection="gain", relax=2.0)
+    assert res.k_work == 10 and res.n_nonzero == 5
+    S = res.support
+    ref = lsq_linear(X[:, S], y, bounds=(-1.5, 1.5), method="bvls", tol=1e-12)
+    w = np.zeros(40)
+    w[S] = ref.x
+    assert res.fun == pytest.approx(objective(X, y, w), rel=1e-9)
+
+
+def test_nonfinite_oracle_stops():
+    def cost(x):
+        return np.nan if x[0] > 0.5 else float(x @ x) - 2 * x[0]
+
+    problem = jitopt.Problem(jitopt.manifolds.Euclidean(3), cost, lambda x: 2 * x - [2, 0, 0])
+    res = iht(problem, 1, step=1.0)
+    assert not res.success and res.status == jitopt.Status.NONFINITE
+    assert np.isfinite(res.fun)
+
+
+def test_invariances():
+    X, y, _ = sparse_regression_data(60, 12, 3, rng=14)
+    base = iht(least_squares(X, y), 3, constraint=Box(-0.5, 2.0), selection="gain", relax=2)
+    perm = np.random.default_rng(0).permutation(12)
+    res = iht(least_squares(X[:, perm], y), 3, constraint=Box(-0.5, 2.0), selection="gain",
+              relax=2)
+    np.testing.assert_allclose(res.x, base.x[perm], atol=1e-9)
+    res = iht(least_squares(X, 3 * y), 3, constraint=Box(-1.5, 6.0), selection="gain", relax=2)
+    np.testing.assert_allclose(res.x, 3 * base.x, atol=1e-8)
+
+
+# -- estimators ---------------------------------------------------------------------------
+
+def test_regressor_intercept_equals_centred_fit():
+    X, y, _ = sparse_regression_data(80, 20, 3, rng=15)
+    a = IHTRegressor(3, constraint="nonnegative").fit(X + 5.0, y + 7.0)
+    Xc, yc = X - X.mean(0), y - y.mean()
+    b = IHTRegressor(3, constraint="nonnegative", fit_intercept=False).fit(Xc, yc)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-10)
+    assert a.intercept_ == pytest.approx(y.mean() + 7.0 - (X.mean(0) + 5.0) @ a.coef_)
+    assert a.score(X + 5.0, y + 7.0) > 0.8
+
+
+def test_regressor_recovers_support_with_bounds():
+    X, y, beta = sparse_regression_data(150, 60, 5, rho=0.3, snr=10, rng=16)
+    est = IHTRegressor(5, constraint=Box(0.0, 1.7), relax=2.0).fit(X, y)
+    assert set(np.flatnonzero(est.coef_)) == set(np.flatnonzero(beta))
+    assert est.coef_.max() <= 1.7 and est.coef_.min() >= 0
+
+
+def test_classifier_recovers_support():
+    rng = np.random.default_rng(17)
+    X = rng.standard_normal((300, 30))
+    w = np.zeros(30)
+    w[[2, 9, 20]] = [3.0, -3.0, 2.0]
+    y = np.where(X @ w + 0.5 + 0.3 * rng.standard_normal(300) > 0, "a", "b")
+    clf = IHTClassifier(3).fit(X, y)
+    assert set(np.flatnonzero(clf.coef_[0])) == {2, 9, 20}
+    assert clf.score(X, y) > 0.95
+    np.testing.assert_allclose(clf.predict_proba(X).sum(1), 1.0)
+
+
+@pytest.mark.parametrize("est", [IHTRegressor(), IHTClassifier()], ids=lambda e: type(e).__name__)
+def test_check_estimator(est):
+    from sklearn.utils.estimator_checks import check_estimator
+
+    check_estimator(est)
+
+
+# -- bad input ----------------------------------------------------------------------------
+
+def test_bad_input():
+    X, y, _ = sparse_regression_data(20, 6, 2, rng=18)
+    problem = least_squares(X, y)
+    with pytest.raises(ValueError, match="k must be in"):
+        iht(problem, 0)
+    with pytest.raises(ValueError, match="k must be in"):
+        iht(problem, 7)
+    with pytest.raises(ValueError, match="support-preserving"):
+        iht(problem, 2, constraint=Simplex(1.0))
+    with pytest.raises(ValueError, match="support-preserving"):
+        iht(problem, 2, constraint=Box(0.1, 1.0))
+    with pytest.raises(ValueError, match="separable"):
+        iht(problem, 2, constraint=L2Ball(1.0), selection="gain")
+    with pytest.raises(TypeError, match="FiniteSumProblem"):
+        iht(jitopt.Problem(jitopt.manifolds.Euclidean(2), lambda x: 0.0, lambda x: x), 1,
+            variant="stochastic")
+    with pytest.raises(ValueError, match="finite"):
+        least_squares(np.where(X > 1, np.nan, X), y)
+    with pytest.raises(ValueError, match="y must be"):
+        least_squares(X, y[:-1])
+    with pytest.raises(ValueError, match="x0 must have shape"):
+        iht(problem, 2, np.zeros(5))
+    with pytest.raises(ValueError, match="n_nonzero_coefs"):
+        IHTRegressor(10).fit(X, y)
+    with pytest.raises(ValueError, match="NaN"):
+        IHTRegressor(2).fit(np.where(X > 1, np.nan, X), y)
+    with pytest.raises(ValueError):
+        IHTRegressor(2).fit(X, y[:-1])
+    with pytest.raises(ValueError, match="constraint"):
+        IHTRegressor(2, constraint="positive").fit(X, y)
+
+
+def test_user_arrays_not_modified():
+    X, y, _ = sparse_regression_data(30, 8, 2, rng=19)
+    X0, y0, x0 = X.copy(), y.copy(), np.ones(8)
+    iht(least_squares(X, y), 2, x0, constraint=NonNegative(), relax=2)
+    IHTRegressor(2).fit(X, y)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+    np.testing.assert_array_equal(x0, np.ones(8))
+
+
+def test_same_seed_same_result():
+    X, y, _ = sparse_regression_data(60, 10, 2, rng=20)
+    a = iht(least_squares(X, y), 2, variant="stochastic", batch_size=4, rng=3)
+    b = iht(least_squares(X, y), 2, variant="stochastic", batch_size=4, rng=3)
+    np.testing.assert_array_equal(a.x, b.x)

@@ -1,0 +1,366 @@
+"""Tests of RSDM, the randomized Riemannian submanifold method, and the row-block oracle."""
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import jitopt
+from jitopt import FiniteSumProblem, Problem, Status
+from jitopt.manifolds import Euclidean, Grassmann, Orthogonal, Stiefel
+from jitopt.problems import linear_cost, pca, procrustes
+from jitopt.solvers import _rsdm_kernels as K
+from jitopt.solvers import rsdm
+
+
+def haar(n, rng):
+    q, r = np.linalg.qr(rng.standard_normal((n, n)))
+    return q * np.sign(np.diag(r))
+
+
+def gapped_matrix(n, p, rng):
+    """Symmetric A with top-p eigenvalues in [2, 3] and the rest in [0, 1]."""
+    d = np.r_[np.linspace(3.0, 2.0, p), np.linspace(1.0, 0.0, n - p)]
+    q = haar(n, rng)
+    a = (q * d) @ q.T
+    return 0.5 * (a + a.T), q[:, :p]
+
+
+def skew(m):
+    return 0.5 * (m - m.T)
+
+
+def point_and_gradient(n, p, seed):
+    rng = np.random.default_rng(seed)
+    x = Stiefel(n, p).random_point(rng)
+    return x, rng.standard_normal((n, p))
+
+
+# -- the expected RSDM direction ------------------------------------------------------------
+
+
+def test_expected_direction_permutation_exact():
+    """Averaged over all r-subsets, Pᵀ Ω P = r(r-1)/(n(n-1)) skew(G Xᵀ) exactly."""
+    n, p, r = 5, 3, 2
+    x, g = point_and_gradient(n, p, 0)
+    total = np.zeros((n, n))
+    subsets = list(itertools.combinations(range(n), r))
+    for rows in subsets:
+        rows = np.array(rows)
+        omega = K.block_gradient(np.ascontiguousarray(g[rows]), np.ascontiguousarray(x[rows]))
+        total[np.ix_(rows, rows)] += omega
+    expected = r * (r - 1) / (n * (n - 1)) * skew(g @ x.T)
+    np.testing.assert_allclose(total / len(subsets), expected, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("sampling", ["permutation", "orthogonal"])
+def test_expected_direction_monte_carlo(sampling):
+    """E[Pᵀ Ω P] = r(r-1)/(n(n-1)) skew(G Xᵀ): Monte Carlo, 20 000 draws, 2 %."""
+    n, p, r, draws = 5, 3, 4, 20000
+    x, g = point_and_gradient(n, p, 1)
+    rng = np.random.default_rng(2)
+    total = np.zeros((n, n))
+    for _ in range(draws):
+        if sampling == "permutation":
+            frame = np.eye(n)[rng.choice(n, r, replace=False)]
+        else:
+            frame = K.haar_frame(rng.standard_normal((n, r)))
+        omega = K.block_gradient(frame @ g, frame @ x)
+        total += frame.T @ omega @ frame
+    expected = r * (r - 1) / (n * (n - 1)) * skew(g @ x.T)
+    err = np.linalg.norm(total / draws - expected) / np.linalg.norm(expected)
+    assert err <= 0.02
+
+
+def test_one_step_matches_formula():
+    """A permutation step is X[I] <- Cayley(η Ω) X[I] with Ω = skew(G_I X_Iᵀ), other rows
+    untouched (rows drawn from the same seeded generator)."""
+    n, p, r, eta = 9, 4, 3, 0.3
+    A, _ = gapped_matrix(n, p, np.random.default_rng(3))
+    problem = pca(A, p)
+    x0 = Stiefel(n, p).random_point(4)
+    res = rsdm(problem, x0, r=r, step=eta, maxiter=1, gtol=0, rng=5)
+    rows = np.random.default_rng(5).choice(n, r, replace=False)
+    g = -2.0 * A @ x0
+    omega = skew(g[rows] @ x0[rows].T)
+    y = np.linalg.solve(np.eye(r) + eta / 2 * omega, np.eye(r) - eta / 2 * omega)
+    expected = x0.copy()
+    expected[rows] = y @ x0[rows]
+    np.testing.assert_allclose(res.x, expected, rtol=0, atol=1e-13)
+    others = np.setdiff1d(np.arange(n), rows)
+    assert np.array_equal(res.x[others], x0[others])
+
+
+def test_full_block_is_the_cayley_step():
+    """r = n with permutation sampling is the full Cayley step of Wen & Yin on O(n)."""
+    n, eta = 7, 0.2
+    rng = np.random.default_rng(6)
+    problem = linear_cost(rng.standard_normal((n, n)))
+    x0 = Orthogonal(n).random_point(7)
+    res = rsdm(problem, x0, r=n, step=eta, maxiter=1, gtol=0, rng=8)
+    w = skew(problem.egrad(x0) @ x0.T)
+    expected = np.linalg.solve(np.eye(n) + eta / 2 * w, (np.eye(n) - eta / 2 * w) @ x0)
+    np.testing.assert_allclose(res.x, expected, rtol=0, atol=1e-12)
+
+
+# -- invariants ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sampling", ["permutation", "orthogonal"])
+def test_orthogonality_and_det_over_20000_steps(sampling):
+    n = 8
+    rng = np.random.default_rng(9)
+    problem = procrustes(rng.standard_normal((12, n)), rng.standard_normal((12, n)))
+    x0 = Orthogonal(n).random_point(10)
+    x0[:, 0] *= np.sign(np.linalg.det(x0))  # det +1 ...
+    x0[:, 1] *= -1.0  # ... then -1, the component without the identity
+    res = rsdm(problem, x0, r=3, sampling=sampling, step=0.01, maxiter=20000, gtol=0,
+               rng=11)
+    assert res.nit == 20000
+    assert res.n_reorth == 0  # no re-orthonormalisation: the steps alone kept it
+    assert np.linalg.norm(res.x.T @ res.x - np.eye(n)) < 1e-12
+    assert res.orthogonality < 1e-12
+    assert abs(np.linalg.det(res.x) - (-1.0)) < 1e-12
+
+
+def test_user_array_untouched_and_reproducible():
+    A, _ = gapped_matrix(20, 4, np.random.default_rng(12))
+    problem = pca(A, 4)
+    x0 = Stiefel(20, 4).random_point(13)
+    keep = x0.copy()
+    r1 = rsdm(problem, x0, r=5, maxiter=300, rng=14)
+    r2 = rsdm(problem, x0, r=5, maxiter=300, rng=14)
+    assert np.array_equal(x0, keep)
+    assert np.array_equal(r1.x, r2.x) and r1.fun == r2.fun
+
+
+def test_armijo_is_monotone():
+    A, _ = gapped_matrix(30, 5, np.random.default_rng(15))
+    res = rsdm(pca(A, 5), r=6, maxiter=500, gtol=0, history=True, rng=16)
+    fun = res.history["fun"]
+    assert np.all(np.diff(fun) <= 1e-12 * np.abs(fun[1:]))
+    assert fun[-1] < fun[0]
+
+
+# -- known optima ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sampling", ["permutation", "orthogonal"])
+def test_pca_top_eigenspace(sampling):
+    n, p = 200, 10
+    A, v = gapped_matrix(n, p, np.random.default_rng(17))
+    problem = pca(A, p)
+    res = rsdm(problem, r=50, sampling=sampling, gtol=1e-7, maxiter=20000, rng=18)
+    assert res.success, res.message
+    assert (res.fun - problem.fopt) / abs(problem.fopt) <= 1e-8
+    assert np.linalg.norm(res.x @ res.x.T - v @ v.T) <= 1e-6
+    assert res.orthogonality <= 1e-12
+
+
+def test_grassmann_pca():
+    n, p = 40, 6
+    A, v = gapped_matrix(n, p, np.random.default_rng(19))
+    problem = pca(A, p, manifold="grassmann")
+    res = rsdm(problem, r=10, gtol=1e-9, maxiter=50000, rng=20)
+    assert res.success, res.message
+    assert abs(res.fun - problem.fopt) / abs(problem.fopt) <= 1e-10
+    assert problem.manifold.dist(res.x, v) <= 1e-7
+
+
+def test_procrustes_restricted_to_start_component():
+    """From a start with det = -det(UVᵀ) the reachable optimum flips the last singular pair."""
+    n = 12
+    rng = np.random.default_rng(21)
+    A = rng.standard_normal((30, n))
+    B = A @ haar(n, rng) + 0.1 * rng.standard_normal((30, n))
+    problem = procrustes(A, B)
+    u, s, vt = np.linalg.svd(A.T @ B)
+    x0 = Orthogonal(n).random_point(22)
+    if np.linalg.det(x0) * np.linalg.det(u @ vt) > 0:
+        x0[:, 0] *= -1.0
+    d = np.r_[np.ones(n - 1), -1.0]
+    f_comp = np.sum(A * A) + np.sum(B * B) - 2.0 * np.sum(s * d)
+    res = rsdm(problem, x0, r=4, gtol=1e-8, maxiter=50000, rng=23)
+    assert res.success, res.message
+    assert abs(res.fun - f_comp) / abs(f_comp) <= 1e-10
+    np.testing.assert_allclose(res.x, (u * d) @ vt, atol=1e-7)
+    assert res.fun > problem.fopt + s[-1]  # not the unreachable global optimum
+    assert np.sign(np.linalg.det(res.x)) == np.sign(np.linalg.det(x0))
+
+
+@pytest.mark.parametrize("sampling", ["permutation", "orthogonal"])
+def test_linear_cost_on_special_orthogonal(sampling):
+    n = 20
+    rng = np.random.default_rng(24)
+    u, v = haar(n, rng), haar(n, rng)
+    C = (u * np.r_[np.linspace(3.0, 2.0, n - 1), 1.0]) @ v.T
+    if np.linalg.det(C) > 0:
+        C[:, 0] *= -1.0  # the O(n) optimum polar(C) then has det -1
+    problem = linear_cost(C, special=True)
+    uu, s, vvt = np.linalg.svd(C)
+    assert np.isclose(problem.fopt, -s[:-1].sum() + s[-1])
+    res = rsdm(problem, r=5, sampling=sampling, step=0.5, gtol=1e-9, maxiter=50000, rng=25)
+    assert res.success, res.message
+    assert abs(res.fun - problem.fopt) / abs(problem.fopt) <= 1e-10
+    np.testing.assert_allclose(res.x, problem.xopt, atol=1e-8)
+    assert np.linalg.det(res.x) > 0
+
+
+def test_linear_cost_on_stiefel():
+    rng = np.random.default_rng(26)
+    C = rng.standard_normal((15, 4))
+    problem = linear_cost(C)
+    u, s, vt = np.linalg.svd(C, full_matrices=False)
+    assert isinstance(problem.manifold, Stiefel) and np.isclose(problem.fopt, -s.sum())
+    res = rsdm(problem, r=4, gtol=1e-9, maxiter=50000, rng=27)
+    assert res.success, res.message
+    np.testing.assert_allclose(res.x, u @ vt, atol=1e-8)
+
+
+def test_stochastic_finite_sum_pca():
+    """Minibatch RSDM with a decaying step on a finite-sum PCA approaches the optimum."""
+    n, p, m = 10, 2, 400
+    rng = np.random.default_rng(28)
+    Z = rng.standard_normal((m, n)) * np.r_[3.0, 2.5, np.full(n - 2, 0.5)]
+    Z = Z @ haar(n, rng)
+    cov = Z.T @ Z / m
+    fopt = -np.linalg.eigvalsh(cov)[::-1][:p].sum()
+
+    def cost(x, idx):
+        zx = Z[idx] @ x
+        return -np.sum(zx * zx) / len(idx)
+
+    def egrad(x, idx):
+        return -2.0 * Z[idx].T @ (Z[idx] @ x) / len(idx)
+
+    problem = FiniteSumProblem(Grassmann(n, p), cost, egrad, m)
+    x0 = Grassmann(n, p).random_point(29)
+    f0 = problem.cost(x0)
+    res = rsdm(problem, x0, r=4, batch_size=20, step=lambda k: 0.05 / np.sqrt(1 + k / 200),
+               gtol=0, maxiter=4000, check_every=1000, rng=30)
+    assert res.nit == 4000
+    assert (res.fun - fopt) / abs(fopt) <= 1e-2 * (f0 - fopt) / abs(fopt)
+    assert res.nifo == 4000 * 20 + 2 * m  # minibatches + full gradients at start, end
+
+
+# -- the row-block oracle ----------------------------------------------------------------
+
+
+def _problems():
+    rng = np.random.default_rng(31)
+    A, _ = gapped_matrix(30, 7, rng)
+    yield pca(A, 7), Stiefel(30, 7)
+    yield procrustes(rng.standard_normal((40, 25)), rng.standard_normal((40, 25))), \
+        Orthogonal(25)
+    yield linear_cost(rng.standard_normal((30, 30)), special=True), Orthogonal(30)
+    yield linear_cost(rng.standard_normal((30, 6))), Stiefel(30, 6)
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_row_block_oracle_matches_full_oracle(case):
+    problem, M = list(_problems())[case]
+    rng = np.random.default_rng(32)
+    x = M.random_point(rng)
+    n = x.shape[0]
+    for r in (2, 5, n):
+        rows = rng.choice(n, r, replace=False)
+        g = problem.egrad(x)
+        gi = problem.egrad_rows(x, rows)
+        np.testing.assert_allclose(gi, g[rows], rtol=0, atol=1e-10 * np.abs(g).max())
+        # a rotation of the rows (the kind of update RSDM makes), and a plain perturbation
+        y = haar(r, rng)
+        for delta in (y @ x[rows] - x[rows], 1e-3 * rng.standard_normal((r, x.shape[1]))):
+            x2 = x.copy()
+            x2[rows] += delta
+            exact = problem.cost(x2) - problem.cost(x)
+            inc = problem.cost_change(x, rows, delta, gi)
+            assert abs(inc - exact) <= 1e-10 * max(1.0, abs(problem.cost(x)))
+
+
+def test_row_oracle_and_full_oracle_give_the_same_iterates():
+    A, _ = gapped_matrix(25, 5, np.random.default_rng(33))
+    with_rows = pca(A, 5)
+    plain = Problem(with_rows.manifold, with_rows._cost, cost_and_egrad=with_rows._cost_and_egrad)
+    x0 = Stiefel(25, 5).random_point(34)
+    # (Armijo decisions at the rounding level may differ later on: compare its first steps)
+    for step, steps in (("armijo", 40), (0.05, 400)):
+        a = rsdm(with_rows, x0, r=6, step=step, maxiter=steps, gtol=0, rng=35)
+        b = rsdm(plain, x0, r=6, step=step, maxiter=steps, gtol=0, rng=35)
+        np.testing.assert_allclose(a.x, b.x, atol=1e-10)
+        assert abs(a.fun - b.fun) <= 1e-10 * abs(a.fun)
+    assert a.njev >= 400 and b.njev >= 400
+
+
+# -- interface -------------------------------------------------------------------------------
+
+
+def test_minimize_method_and_nonfinite():
+    A, _ = gapped_matrix(12, 3, np.random.default_rng(36))
+    problem = pca(A, 3)
+    x0 = Stiefel(12, 3).random_point(40)
+    res = jitopt.minimize(lambda x: -np.sum(x * (A @ x)), x0, jac=lambda x: -2.0 * A @ x,
+                          method="rsdm", manifold=Stiefel(12, 3), tol=1e-6,
+                          options={"r": 4, "maxiter": 20000, "rng": 37})
+    assert res.success and abs(res.fun - problem.fopt) <= 1e-8 * abs(problem.fopt)
+
+    calls = {"n": 0}
+
+    def cost_and_egrad(x):
+        calls["n"] += 1
+        g = -2.0 * A @ x
+        if calls["n"] > 3:
+            g[0, 0] = np.nan
+        return -np.sum(x * (A @ x)), g
+
+    bad = Problem(Stiefel(12, 3), None, cost_and_egrad=cost_and_egrad)
+    res = rsdm(bad, r=4, step=0.1, maxiter=100, rng=38)
+    assert not res.success and res.status == Status.NONFINITE
+    assert "non-finite" in res.message
+
+
+def test_bad_input():
+    A, _ = gapped_matrix(10, 3, np.random.default_rng(39))
+    problem = pca(A, 3)
+    with pytest.raises(ValueError, match="r must be in"):
+        rsdm(problem, r=1)
+    with pytest.raises(ValueError, match="r must be in"):
+        rsdm(problem, r=11)
+    with pytest.raises(TypeError, match="r must be an integer"):
+        rsdm(problem, r=2.5)
+    x_bad = np.ones((10, 3))
+    with pytest.raises(ValueError, match="x0 is not a point"):
+        rsdm(problem, x_bad)
+    with pytest.raises(ValueError, match="x0 must have shape"):
+        rsdm(problem, np.eye(10))
+    with pytest.raises(ValueError, match="1 <= p <= n"):
+        Grassmann(3, 5)
+    with pytest.raises(ValueError, match="sampling must be one of"):
+        rsdm(problem, sampling="gauss")
+    with pytest.raises(ValueError, match="step must be in"):
+        rsdm(problem, step=-1.0)
+    with pytest.raises(ValueError, match="step must be one of"):
+        rsdm(problem, step="wolfe")
+    with pytest.raises(TypeError, match="batch_size needs a jitopt.FiniteSumProblem"):
+        rsdm(problem, batch_size=4)
+    with pytest.raises(TypeError, match="rsdm needs a problem on Stiefel"):
+        rsdm(Problem(Euclidean(3), lambda x: 0.0, lambda x: x))
+    with pytest.raises(TypeError, match="problem must be a jitopt.Problem"):
+        rsdm(A)
+    with pytest.raises(ValueError, match=r"step\(0\) must return"):
+        rsdm(problem, step=lambda k: 0.0, maxiter=3)
+    with pytest.raises(ValueError, match="cost_change needs egrad_rows"):
+        Problem(Stiefel(10, 3), lambda x: 0.0, lambda x: x, cost_change=lambda *a: 0.0)
+    wrong = Problem(Stiefel(10, 3), problem._cost, cost_and_egrad=problem._cost_and_egrad,
+                    egrad_rows=lambda x, rows: np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="egrad_rows must return an array of shape"):
+        rsdm(wrong, r=4, maxiter=2)
+    with pytest.raises(ValueError, match="special=True needs a square C"):
+        linear_cost(np.ones((5, 3)), special=True)
+
+
+def test_tour_entry():
+    from jitopt.solvers.rsdm import tour
+
+    method, _, summary, error, _ = tour()
+    assert method == "rsdm" and summary.startswith("converged") and error <= 1e-10

@@ -1,0 +1,342 @@
+"""SERENA estimators (jitopt.solvers.serena) and the built-in finite-sum problems."""
+
+import math
+
+import numpy as np
+import pytest
+
+import jitopt
+from jitopt import FiniteSumProblem
+from jitopt.problems import (commuting_spd_samples, finite_sum_pca, karcher_mean,
+                             leading_eigenvector, robust_pca, spiked_samples)
+from jitopt.solvers import serena
+from jitopt.testing import check_gradient
+
+PRESETS = ("r-sgd", "r-svrg", "r-srg", "r-srm", "r-srvrg", "r-svrrm", "r-hybrid-sgd")
+CONSTANT = {"step_schedule": "constant", "beta_schedule": "constant"}
+
+
+def solver(name):
+    return jitopt.get_method(name).solver
+
+
+def small_pca(n=60, manifold="grassmann"):
+    return finite_sum_pca(spiked_samples(n, 6, (3.0, 2.0, 1.5), rng=0), 2, manifold)
+
+
+def small_karcher(n=40):
+    return karcher_mean(commuting_spd_samples(n, 3, rng=1))
+
+
+class Counting:
+    """Wrap an ``egrad(x, idx)`` and count the per-sample gradients it computes."""
+
+    def __init__(self, f):
+        self.f, self.samples = f, 0
+
+    def __call__(self, x, idx):
+        self.samples += len(idx)
+        return self.f(x, idx)
+
+
+def python_copy(problem, egrad=None):
+    """The same problem with Python-level oracles only (no compiled sample kernel)."""
+    return FiniteSumProblem(problem.manifold, problem._cost, egrad or problem._egrad,
+                            problem.n_samples, fopt=problem.fopt, xopt=problem.xopt)
+
+
+# -- the built-in problems -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [small_pca, lambda: small_pca(manifold="stiefel"),
+                                  lambda: leading_eigenvector(spiked_samples(50, 5, rng=2)),
+                                  lambda: robust_pca(spiked_samples(50, 5, rng=3), 2, 0.5),
+                                  small_karcher])
+def test_problem_oracles_mean_gradient_and_optimum(make):
+    problem = make()
+    M, n = problem.manifold, problem.n_samples
+    x = M.random_point(5)
+    full = problem.egrad(x)
+    singles = np.mean([problem.egrad(x, np.array([i])) for i in range(n)], axis=0)
+    np.testing.assert_allclose(singles, full, rtol=1e-12, atol=1e-12)
+    assert check_gradient(problem, x, rng=6).slope == pytest.approx(2.0, abs=0.1)
+    if problem.fopt is not None:
+        assert problem.cost(problem.xopt) == pytest.approx(problem.fopt, rel=1e-12)
+        assert M.norm(problem.xopt, problem.rgrad(problem.xopt)) < 1e-9
+        # nothing random does better than the claimed optimum
+        assert min(problem.cost(M.random_point(s)) for s in range(20)) > problem.fopt
+
+
+def test_karcher_closed_form_matches_rgd_and_two_point_midpoint():
+    problem = small_karcher()
+    res = jitopt.solvers.rgd(problem, gtol=1e-11, rng=0)
+    np.testing.assert_allclose(res.x, problem.xopt, atol=1e-9)
+    a = commuting_spd_samples(2, 3, rng=4)
+    two = karcher_mean(a)
+    w, v = np.linalg.eigh(a[0])
+    s, si = (v * np.sqrt(w)) @ v.T, (v / np.sqrt(w)) @ v.T
+    w2, v2 = np.linalg.eigh(si @ a[1] @ si)
+    midpoint = s @ ((v2 * np.sqrt(w2)) @ v2.T) @ s  # A # B, the geodesic midpoint
+    np.testing.assert_allclose(two.xopt, midpoint, atol=1e-12)
+    # non-commuting data: no closed form claimed
+    assert karcher_mean(np.stack([np.diag([1.0, 2.0]), [[2.0, 1.0], [1.0, 2.0]]])).fopt is None
+
+
+def test_problem_bad_input_and_untouched_data():
+    z = spiked_samples(20, 4, rng=0)
+    keep = z.copy()
+    problem = finite_sum_pca(z, 2)
+    z[0, 0] = 1e6
+    assert not np.array_equal(problem.sample_kernel[1], z)
+    np.testing.assert_array_equal(problem.sample_kernel[1], keep)
+    with pytest.raises(ValueError, match="Z must be a 2-D"):
+        finite_sum_pca(np.ones(5), 1)
+    with pytest.raises(ValueError, match="p must be"):
+        finite_sum_pca(keep, 5)
+    with pytest.raises(ValueError, match="NaN"):
+        leading_eigenvector(np.full((3, 2), np.nan))
+    with pytest.raises(ValueError, match="eps"):
+        robust_pca(keep, 2, eps=0.0)
+    with pytest.raises(ValueError, match="positive definite"):
+        karcher_mean(-np.eye(2)[None])
+    with pytest.raises(ValueError, match="shape"):
+        karcher_mean(np.eye(2))
+
+
+# -- the estimator ---------------------------------------------------------------------------
+
+
+def rgd_fixed_step(problem, x, eta, steps):
+    M = problem.manifold
+    for _ in range(steps):
+        x = M.retraction(x, -eta * problem.rgrad(x))
+    return x
+
+
+@pytest.mark.parametrize("jit", ["auto", False])
+@pytest.mark.parametrize("name", PRESETS)
+def test_full_batch_reproduces_gradient_descent(name, jit):
+    problem = small_pca(n=49)  # m = 7
+    n, eta = problem.n_samples, 0.02
+    x0 = problem.manifold.random_point(3)
+    res = solver(name)(problem, x0, step_size=eta, batch_size=n, big_batch=n, maxiter=28,
+                       max_passes=1e4, gtol=0.0, jit=jit, rng=0, **CONSTANT)
+    assert res.nit == 28
+    np.testing.assert_allclose(res.x, rgd_fixed_step(problem, x0, eta, 28), atol=1e-10)
+
+
+def test_full_batch_on_spd_and_decaying_steps():
+    problem = small_karcher()
+    n, x0 = problem.n_samples, problem.manifold.random_point(2)
+    res = solver("r-srvrg")(problem, x0, step_size=0.3, batch_size=n, maxiter=14, gtol=0.0,
+                            rng=0)
+    np.testing.assert_allclose(res.x, rgd_fixed_step(problem, x0, 0.3, 14), atol=1e-10)
+    # R-SGD's default schedule: eta_t = eta0 / (1 + 0.01 t)
+    res = solver("r-sgd")(problem, x0, step_size=0.3, batch_size=n, maxiter=12, gtol=0.0,
+                          rng=0)
+    x, M = x0, problem.manifold
+    for t in range(12):
+        x = M.retraction(x, -0.3 / (1 + 0.01 * t) * problem.rgrad(x))
+    np.testing.assert_allclose(res.x, x, atol=1e-10)
+
+
+def one_step(problem, x0, x1, s, beta, control=False):
+    """The estimate v_1 at x_1 from the kernel and from the Python loop, for the snapshot
+    (x_0, grad F(x_0)) and the previous estimate v_0 = -Log_{x_0}(x_1): one step of length
+    1 along -v_0 (the exponential retraction of SPD) lands on x_1."""
+    M = problem.manifold
+    v0 = -M.log(x0, x1)
+    g0 = problem.rgrad(x0)
+    idx = np.asarray(s, dtype=np.int64)[None]
+    args = (idx, idx, np.ones(1), np.full(1, beta), control, False)
+    kernel = serena._Kernel(problem, serena.K.manifold_code(M))
+    fast = kernel.chunk(problem, x0, v0, x0, g0, *args)[3]
+    slow = serena._python_chunk(problem, x0, v0, x0, g0, *args)[3]
+    return fast, slow
+
+
+def test_sarah_recursion_for_beta_zero_and_svrg_unbiased():
+    problem = small_karcher(n=30)
+    M, n = problem.manifold, problem.n_samples
+    x0 = M.random_point(1)
+    x1 = M.exp(x0, 0.2 * M.random_tangent_vector(x0, 2))
+    # beta = 0: the SARAH recursion v_1 = grad f_S(x_1) + T(v_0 - grad f_S(x_0))
+    s = np.array([3, 7, 7, 20])
+    fast, slow = one_step(problem, x0, x1, s, 0.0)
+    v0 = -M.log(x0, x1)
+    hand = problem.rgrad(x1, s) + M.transport(x0, x1, v0 - problem.rgrad(x0, s))
+    np.testing.assert_allclose(slow, hand, atol=1e-12)
+    np.testing.assert_allclose(fast, hand, atol=1e-10)
+    # SVRG (beta = 1, alpha = 1): averaging over all singletons gives grad F(x_1) exactly
+    vs = [one_step(problem, x0, x1, [i], 1.0, True)[0] for i in range(n)]
+    np.testing.assert_allclose(np.mean(vs, axis=0), problem.rgrad(x1), atol=1e-10)
+    # ... and Monte Carlo over random batches of 3 is unbiased within 4 standard errors
+    rng = np.random.default_rng(0)
+    draws = np.array([one_step(problem, x0, x1, rng.integers(0, n, 3), 1.0, True)[0]
+                      for _ in range(300)])
+    err = np.abs(draws.mean(0) - problem.rgrad(x1))
+    assert np.all(err <= 4 * draws.std(0) / math.sqrt(len(draws)) + 1e-12)
+    # while SARAH after a non-gradient v is biased by exactly the carried error
+    vs0 = [one_step(problem, x0, x1, [i], 0.0)[0] for i in range(n)]
+    bias = np.mean(vs0, axis=0) - problem.rgrad(x1)
+    expected = M.transport(x0, x1, v0 - problem.rgrad(x0))
+    np.testing.assert_allclose(bias, expected, atol=1e-10)
+
+
+def reference_run(problem, x0, eta, b, m, epochs, rng, method):
+    """Independent loops of R-SVRG, R-SRG and STORM with restarts (source-paper formulas),
+    drawing the batches in the solver's order."""
+    M, n = problem.manifold, problem.n_samples
+    x = x0
+    for _ in range(epochs):
+        xa = x
+        ga = v = problem.rgrad(x)
+        idx = rng.integers(0, n, size=(m - 1, b))
+        for k in range(m):
+            xp, x = x, M.retraction(x, -eta * v)
+            if k == m - 1:
+                break
+            s = idx[k]
+            if method == "svrg":
+                v = problem.rgrad(x, s) - M.transport(xa, x, problem.rgrad(xa, s) - ga)
+            elif method == "sarah":
+                v = problem.rgrad(x, s) + M.transport(xp, x, v - problem.rgrad(xp, s))
+            else:  # STORM with a = 0.3
+                v = problem.rgrad(x, s) + 0.7 * M.transport(xp, x, v - problem.rgrad(xp, s))
+    return x
+
+
+@pytest.mark.parametrize("method, knobs", [
+    ("svrg", {"beta": 1.0, "control_variate": True}),
+    ("sarah", {"beta": 0.0}),
+    ("storm", {"beta": 0.3})])
+def test_matches_independent_reference_loops(method, knobs):
+    problem = small_pca(n=64)  # b = m = 8
+    x0 = problem.manifold.random_point(4)
+    res = serena.srge(problem, x0, step_size=0.02, maxiter=24, gtol=0.0, rng=9, **knobs)
+    ref = reference_run(problem, x0, 0.02, 8, 8, 3, np.random.default_rng(9), method)
+    np.testing.assert_allclose(res.x, ref, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_ifo_counts_match_counting_wrapper(name):
+    base = small_pca(n=64)
+    wrapped = Counting(base._egrad)
+    problem = python_copy(base, wrapped)
+    x0 = base.manifold.random_point(0)
+    res = solver(name)(problem, x0, step_size=0.02, maxiter=40, gtol=0.0, rng=1,
+                       history=True)
+    assert res.loop == "python"
+    assert res.nifo == wrapped.samples
+    fast = solver(name)(base, x0, step_size=0.02, maxiter=40, gtol=0.0, rng=1)
+    assert fast.loop == "numba" and fast.nifo == res.nifo and fast.njev == res.njev
+    np.testing.assert_allclose(fast.x, res.x, atol=1e-10)
+    # the method's own IFO by the formulas of the theory guide (b = m = 8, n = 64)
+    n, b, m, steps = 64, 8, 8, res.nit
+    per_step = {"r-sgd": b, "r-svrg": 2 * b, "r-srg": 2 * b, "r-srm": 2 * b,
+                "r-srvrg": 3 * b, "r-svrrm": 4 * b, "r-hybrid-sgd": 3 * b}[name]
+    if name in ("r-svrg", "r-srg", "r-srvrg", "r-svrrm"):  # epochs: n + (m - 1) steps
+        reused = steps // m  # each snapshot reuses a checkpoint's full gradient
+        own = reused * (n + (m - 1) * per_step)
+    elif name == "r-sgd":  # one batch to start, then one per step
+        reused, own = 0, b + steps * b
+    else:  # single loops: the full gradient at x_0, then an update after every step
+        reused, own = 1, n + steps * per_step
+    assert round(res.passes * n) == own
+    assert res.nifo == own + n * (len(res.history["nifo"]) - reused)
+    np.testing.assert_allclose(res.history["passes"][-1], res.passes)
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_same_seed_same_iterates(name):
+    problem = small_pca(n=64)
+    x0 = problem.manifold.random_point(0)
+    runs = [solver(name)(problem, x0, step_size=0.02, maxiter=16, gtol=0.0, rng=seed)
+            for seed in (5, 5, 6)]
+    np.testing.assert_array_equal(runs[0].x, runs[1].x)
+    assert np.abs(runs[0].x - runs[2].x).max() > 1e-8
+
+
+# targets: relative gap 1e-6 within 40 passes (R-SGD, R-SRM, R-Hybrid-SGD: 1e-3)
+STEPS = {"pca": {"r-sgd": 0.005, "r-svrg": 0.02, "r-srg": 0.02, "r-srm": 0.005,
+                 "r-srvrg": 0.02, "r-svrrm": 0.02, "r-hybrid-sgd": 0.005},
+         "karcher": {"r-sgd": 0.1, "r-svrg": 0.4, "r-srg": 0.4, "r-srm": 0.1,
+                     "r-srvrg": 0.4, "r-svrrm": 0.4, "r-hybrid-sgd": 0.1}}
+NOISY = ("r-sgd", "r-srm", "r-hybrid-sgd")
+
+
+@pytest.fixture(scope="module")
+def target_problems():
+    return {"pca": finite_sum_pca(spiked_samples(2000, 10, (4.0, 3.0, 2.0), rng=0), 3),
+            "karcher": karcher_mean(commuting_spd_samples(2000, 3, rng=0))}
+
+
+@pytest.mark.parametrize("which", ["pca", "karcher"])
+@pytest.mark.parametrize("name", PRESETS)
+def test_reaches_relative_gap(target_problems, which, name):
+    problem = target_problems[which]
+    tau = 1e-3 if name in NOISY else 1e-6
+    res = solver(name)(problem, step_size=STEPS[which][name], rng=1, gtol=0.0,
+                       f_target=problem.fopt + tau * abs(problem.fopt), max_passes=40)
+    assert res.success and res.passes <= 40
+    assert (res.fun - problem.fopt) / abs(problem.fopt) <= tau
+    assert res.loop == "numba"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"batch_size": 0}, "batch_size"), ({"batch_size": 65}, "batch_size"),
+    ({"epoch_length": 0}, "epoch_length"), ({"step_size": -0.1}, "step_size"),
+    ({"step_size": 0.0}, "step_size"), ({"big_batch": 0}, "big_batch"),
+    ({"beta": 1.5}, "beta"), ({"step_schedule": "cosine"}, "step_schedule"),
+    ({"batch_size2": 100}, "batch_size2"), ({"max_passes": 0}, "max_passes")])
+def test_bad_input(kwargs, match):
+    problem = small_pca(n=64)
+    with pytest.raises(ValueError, match=match):
+        serena.srge(problem, **{"step_size": 0.01, **kwargs})
+    with pytest.raises(TypeError, match="FiniteSumProblem"):
+        serena.srge(jitopt.problems.pca(np.eye(3), 1), step_size=0.1)
+    with pytest.raises(TypeError, match="batch_size"):
+        serena.srge(problem, step_size=0.1, batch_size=2.5)
+
+
+def test_nonfinite_stops_with_message_and_inputs_untouched():
+    base = small_pca(n=64)
+    calls = {"n": 0}
+
+    def egrad(x, idx):
+        calls["n"] += 1
+        return base._egrad(x, idx) * (np.nan if calls["n"] > 3 else 1.0)
+
+    problem = python_copy(base, egrad)
+    x0 = base.manifold.random_point(0)
+    keep = x0.copy()
+    res = solver("r-srg")(problem, x0, step_size=0.02, rng=0)
+    assert not res.success and res.status == jitopt.Status.NONFINITE
+    assert "non-finite" in res.message
+    np.testing.assert_array_equal(x0, keep)
+
+
+def test_minimize_front_door_and_default_step():
+    problem = small_pca(n=64)
+    res = serena.r_svrg(problem, rng=0, max_passes=60)  # default step from the curvature
+    assert (res.fun - problem.fopt) / abs(problem.fopt) < 1e-6
+    assert jitopt.get_method("R-SRVRG").solver is serena.r_srvrg
+
+
+def test_tour_entry():
+    method, _, summary, error, _ = serena.tour()
+    assert method == "r-srvrg" and "converged" in summary and error <= 1e-8
+
+
+def test_small_symmetric_eigensolver_against_lapack():
+    from jitopt.problems._finite_sum import _jacobi_eigh
+
+    rng = np.random.default_rng(0)
+    for d in (1, 2, 5, 7):
+        for a in (np.diag(np.arange(1.0, d + 1)), np.eye(d) + 0.5 * (d > 1) * np.eye(d, k=1)
+                  + 0.5 * (d > 1) * np.eye(d, k=-1), rng.standard_normal((d, d))):
+            a = 0.5 * (a + a.T)
+            w, v = _jacobi_eigh(a)
+            np.testing.assert_allclose(np.sort(w), np.linalg.eigvalsh(a), atol=1e-13)
+            np.testing.assert_allclose(v @ np.diag(w) @ v.T, a, atol=1e-13)
+            np.testing.assert_allclose(v.T @ v, np.eye(d), atol=1e-13)

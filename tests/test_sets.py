@@ -1,0 +1,241 @@
+"""Convex sets: projections against independent references and brute force, flags, errors."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from jitopt.sets import (Box, CappedSimplex, GroupNormBall, Intersection, L1Ball, L2Ball,
+                         LInfBall, NonNegative, Simplex, project_kernel)
+
+D = 6
+GROUPS = np.array([0, 0, 1, 1, 1, 2])
+
+
+# -- independent references ----------------------------------------------------------------
+
+def simplex_ref(v, r):
+    """Sort-based projection onto {x >= 0, sum x = r} (Duchi et al. 2008)."""
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - r
+    rho = np.nonzero(u - css / np.arange(1, v.size + 1) > 0)[0][-1]
+    return np.maximum(v - css[rho] / (rho + 1), 0.0)
+
+
+def l1_ref(v, r):
+    if np.abs(v).sum() <= r:
+        return v.copy()
+    return np.sign(v) * simplex_ref(np.abs(v), r)
+
+
+def capped_ref(v, r):
+    x = np.maximum(v, 0.0)
+    return x if x.sum() <= r else simplex_ref(v, r)
+
+
+def group_ref(v, groups, r, q):
+    norms = np.sqrt(np.bincount(groups, weights=v * v))
+    if q == 1:
+        new = norms if norms.sum() <= r else simplex_ref(norms, r)
+    else:
+        new = np.minimum(norms, r)
+    scale = np.divide(new, norms, out=np.zeros_like(norms), where=norms > 0)
+    return v * scale[groups]
+
+
+def l1_l2_ref(v, r1, r2):
+    """Projection onto {||x||_1 <= r1, ||x||_2 <= r2}: x = s(tau)*min(1, r2/||s(tau)||) with
+    s the soft threshold and tau >= 0 the smallest value giving ||x||_1 <= r1 (bisection)."""
+    def x_of(tau):
+        s = np.sign(v) * np.maximum(np.abs(v) - tau, 0.0)
+        n = np.linalg.norm(s)
+        return s if n <= r2 else s * (r2 / n)
+    if np.abs(x_of(0.0)).sum() <= r1:
+        return x_of(0.0)
+    a, b = 0.0, np.abs(v).max()
+    for _ in range(200):
+        m = 0.5 * (a + b)
+        if np.abs(x_of(m)).sum() > r1:
+            a = m
+        else:
+            b = m
+    return x_of(b)
+
+
+def brute_box_ball(z, lo, hi, r, kind):
+    """Brute force over active patterns: every candidate is a feasible point, the projection is
+    one of them, so the nearest feasible candidate is the projection."""
+    best, best_d = None, np.inf
+    states = ("lo", "hi", "free") if kind == 2 else ("lo", "hi", "zero", "free")
+    for pattern in itertools.product(states, repeat=z.size):
+        x = np.zeros(z.size)
+        free = np.array([s == "free" for s in pattern])
+        for i, s in enumerate(pattern):
+            x[i] = {"lo": lo[i], "hi": hi[i]}.get(s, 0.0)
+        cands = []
+        if kind == 2:
+            cands.append(np.where(free, z, x))
+            c, sz = (x[~free] ** 2).sum(), (z[free] ** 2).sum()
+            if sz > 0 and r * r >= c:
+                cands.append(np.where(free, z * np.sqrt((r * r - c) / sz), x))
+        else:
+            cands.append(np.where(free, z, x))
+            if free.any():
+                tau = (np.abs(z[free]).sum() + np.abs(x[~free]).sum() - r) / free.sum()
+                if tau >= 0:
+                    cands.append(np.where(free, z - tau * np.sign(z), x))
+        for cnd in cands:
+            norm = np.linalg.norm(cnd) if kind == 2 else np.abs(cnd).sum()
+            if np.all(cnd >= lo - 1e-12) and np.all(cnd <= hi + 1e-12) and \
+                    norm <= r * (1 + 1e-12):
+                dist = np.linalg.norm(cnd - z)
+                if dist < best_d:
+                    best, best_d = cnd, dist
+    return best
+
+
+# -- tests -----------------------------------------------------------------------------
+
+@pytest.fixture
+def points():
+    return np.random.default_rng(0).standard_normal((30, D)) * 1.5
+
+
+BOUNDS = (-np.array([0.3, 1.0, 0.0, 0.5, 2.0, 0.1]), np.array([0.4, 0.2, 1.0, 0.0, 1.5, 0.7]))
+
+SINGLE = [
+    (Box(*BOUNDS), lambda v: np.clip(v, *BOUNDS)),
+    (NonNegative(), lambda v: np.maximum(v, 0)),
+    (LInfBall(0.5), lambda v: np.clip(v, -0.5, 0.5)),
+    (L2Ball(0.7), lambda v: v * min(1.0, 0.7 / np.linalg.norm(v))),
+    (L1Ball(1.3), lambda v: l1_ref(v, 1.3)),
+    (CappedSimplex(1.1), lambda v: capped_ref(v, 1.1)),
+    (Simplex(1.0), lambda v: simplex_ref(v, 1.0)),
+    (GroupNormBall(GROUPS, 1.2, q=1), lambda v: group_ref(v, GROUPS, 1.2, 1)),
+    (GroupNormBall(GROUPS, 0.6, q=np.inf), lambda v: group_ref(v, GROUPS, 0.6, np.inf)),
+    (L1Ball(1.2) & L2Ball(0.8), lambda v: l1_l2_ref(v, 1.2, 0.8)),
+    # the orthant and a sign-symmetric ball: clip, then project onto the ball
+    (NonNegative() & L1Ball(1.0) & L2Ball(0.7), lambda v: l1_l2_ref(np.maximum(v, 0), 1.0, 0.7)),
+]
+
+
+@pytest.mark.parametrize("cset, ref", SINGLE, ids=lambda s: repr(s)[:30])
+def test_projection_matches_reference(cset, ref, points):
+    for z in points:
+        x = cset.project(z)
+        np.testing.assert_allclose(x, ref(z), rtol=0, atol=1e-9)
+        assert cset.contains(x)
+
+
+@pytest.mark.parametrize("kind", [1, 2])
+@pytest.mark.parametrize("bounds", [BOUNDS, (np.zeros(D), np.full(D, np.inf))])
+def test_box_and_ball_match_brute_force(kind, bounds):
+    rng = np.random.default_rng(kind)
+    lo, hi = bounds[0][:5], bounds[1][:5]
+    r = 0.9
+    cset = Box(lo, hi) & (L2Ball(r) if kind == 2 else L1Ball(r))
+    for _ in range(15):
+        z = 1.5 * rng.standard_normal(5)
+        np.testing.assert_allclose(cset.project(z), brute_box_ball(z, lo, hi, r, kind),
+                                   rtol=0, atol=1e-9)
+
+
+def test_dykstra_box_and_group_ball_is_optimal():
+    """No closed form here: check the variational inequality <z - x, y - x> <= 0 on many
+    feasible points y and agreement with cvxpy (SCS run to eps = 1e-12) to 1e-9."""
+    cp = pytest.importorskip("cvxpy")
+    cset = LInfBall(0.4) & GroupNormBall(GROUPS, 1.0)
+    rng = np.random.default_rng(3)
+    ys = [cset.project(2 * rng.standard_normal(D)) for _ in range(200)]
+    for _ in range(5):
+        z = 1.5 * rng.standard_normal(D)
+        x = cset.project(z)
+        assert cset.contains(x, tol=1e-12)
+        assert max((z - x) @ (y - x) for y in ys) <= 1e-10
+        v = cp.Variable(D)
+        cons = [cp.abs(v) <= 0.4,
+                sum(cp.norm2(v[GROUPS == g]) for g in range(3)) <= 1.0]
+        cp.Problem(cp.Minimize(cp.sum_squares(v - z)), cons).solve(solver="SCS", eps=1e-12,
+                                                                     max_iters=200000)
+        np.testing.assert_allclose(x, v.value, atol=1e-9)
+
+
+def test_restricted_kernel_equals_projection_of_sparse_vector():
+    """project_kernel on the coordinates idx equals projecting the vector that is zero off idx."""
+    rng = np.random.default_rng(4)
+    for cset in [Box(*BOUNDS) & L2Ball(1.0), GroupNormBall(GROUPS, 0.8), CappedSimplex(0.5)]:
+        idx = np.array([0, 2, 5])
+        z = rng.standard_normal(3)
+        out = np.empty(3)
+        project_kernel(*cset.kernel_args(D), idx, z, out)
+        full = np.zeros(D)
+        full[idx] = z
+        np.testing.assert_allclose(out, cset.project(full)[idx], atol=1e-12)
+
+
+SUPPORT_PRESERVING = [Box(*BOUNDS), NonNegative(), LInfBall(0.5), L2Ball(0.7), L1Ball(1.3),
+                      CappedSimplex(1.1), GroupNormBall(GROUPS, 1.2),
+                      GroupNormBall(GROUPS, 0.5, q=np.inf), NonNegative() & L2Ball(1.0),
+                      Box(*BOUNDS) & L1Ball(0.8), L1Ball(1.2) & L2Ball(0.8),
+                      LInfBall(0.4) & GroupNormBall(GROUPS, 1.0)]
+
+
+@pytest.mark.parametrize("cset", SUPPORT_PRESERVING, ids=repr)
+def test_support_preservation(cset):
+    assert cset.support_preserving
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        v = np.zeros(D)
+        s = rng.choice(D, 3, replace=False)
+        v[s] = 2 * rng.standard_normal(3)
+        x = cset.project(v)
+        assert set(np.flatnonzero(x)) <= set(s)
+
+
+def test_simplex_is_not_support_preserving():
+    s = Simplex(1.0)
+    assert not s.support_preserving
+    x = s.project(np.array([0.2, 0.0, 0.0]))
+    np.testing.assert_allclose(x, [0.2 + 0.8 / 3, 0.8 / 3, 0.8 / 3], atol=1e-12)
+    assert not Box(0.1, 1.0).support_preserving
+
+
+def test_flags():
+    assert LInfBall(1).symmetric and L1Ball(1).symmetric and L2Ball(1).symmetric
+    assert not NonNegative().symmetric and NonNegative().separable
+    assert Box(*BOUNDS).separable and not Box(*BOUNDS).permutation_invariant
+    assert CappedSimplex(1).nonnegative and CappedSimplex(1).permutation_invariant
+    assert not CappedSimplex(1).separable
+    assert not GroupNormBall(GROUPS, 1).separable
+
+
+def test_contains():
+    c = NonNegative() & L1Ball(1.0)
+    assert c.contains([0.5, 0.5]) and not c.contains([0.6, 0.5]) and not c.contains([-0.1, 0])
+    assert Simplex(1).contains([0.25, 0.75]) and not Simplex(1).contains([0.25, 0.5])
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="radius"):
+        L2Ball(-1.0)
+    with pytest.raises(TypeError, match="radius"):
+        L1Ball("a")
+    with pytest.raises(ValueError, match="empty"):
+        Box(1.0, 0.0)
+    with pytest.raises(ValueError, match="empty"):
+        Box(1.0, 2.0) & L2Ball(0.5)
+    with pytest.raises(ValueError, match="every label"):
+        GroupNormBall([0, 2, 2], 1.0)
+    with pytest.raises(ValueError, match="Simplex"):
+        Intersection(Simplex(), L2Ball())
+    with pytest.raises(ValueError, match="dimension"):
+        Box(np.zeros(3), np.ones(3)).project(np.zeros(4))
+    with pytest.raises(ValueError, match="finite"):
+        L2Ball().project([np.nan, 1.0])
+
+
+def test_user_array_not_modified():
+    z = np.array([3.0, -2.0, 1.0])
+    z0 = z.copy()
+    (NonNegative() & L2Ball(1.0)).project(z)
+    np.testing.assert_array_equal(z, z0)

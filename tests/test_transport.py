@@ -1,0 +1,313 @@
+"""Building blocks of jitopt.transport: Legendre transform, inverse Laplacian, pushforward,
+back-and-forth W2, and the exact 1-D tools."""
+
+import numpy as np
+import pytest
+
+from jitopt.transport import (
+    barycenter_1d,
+    c_transform,
+    grid_coordinates,
+    inverse_laplacian,
+    legendre_transform,
+    potential_gradient,
+    pushforward,
+    wasserstein2_1d,
+    wasserstein2_grid,
+)
+
+
+def _points(shape):
+    y, x = grid_coordinates(shape)
+    return np.stack([y.ravel(), x.ravel()], axis=1)
+
+
+def _brute_legendre(f):
+    P = _points(f.shape)
+    return (P @ P.T - f.ravel()[None, :]).max(axis=1).reshape(f.shape)
+
+
+def _disk(shape, centre, radius):
+    y, x = grid_coordinates(shape)
+    return ((y - centre[0]) ** 2 + (x - centre[1]) ** 2 <= radius ** 2).astype(float)
+
+
+def _gaussian(shape, mean, std):
+    y, x = grid_coordinates(shape)
+    return np.exp(-0.5 * ((y - mean[0]) / std[0]) ** 2 - 0.5 * ((x - mean[1]) / std[1]) ** 2)
+
+
+def _moments(rho):
+    rho = rho / rho.sum()
+    y, x = grid_coordinates(rho.shape)
+    m = np.array([(rho * y).sum(), (rho * x).sum()])
+    s = np.sqrt([(rho * (y - m[0]) ** 2).sum(), (rho * (x - m[1]) ** 2).sum()])
+    return m, s
+
+
+def _neumann_laplacian(u):
+    n0, n1 = u.shape
+    p = np.pad(u, 1, mode="edge")  # mirror ghost cells: zero flux through the boundary
+    return (n0 ** 2 * (p[2:, 1:-1] - 2 * u + p[:-2, 1:-1])
+            + n1 ** 2 * (p[1:-1, 2:] - 2 * u + p[1:-1, :-2]))
+
+
+# ------------------------------------------------------------------ Legendre transform
+
+@pytest.mark.parametrize("shape", [(7, 7), (16, 16), (9, 13), (1, 5)])
+def test_legendre_matches_brute_force(shape):
+    f = np.random.default_rng(0).standard_normal(shape)
+    assert np.max(np.abs(legendre_transform(f) - _brute_legendre(f))) <= 1e-12
+
+
+def test_c_transform_matches_brute_force():
+    f = np.random.default_rng(1).standard_normal((9, 13))
+    P = _points(f.shape)
+    cost = 0.5 * ((P[:, None, :] - P[None, :, :]) ** 2).sum(axis=2)
+    brute = (cost - f.ravel()[None, :]).min(axis=1).reshape(f.shape)
+    assert np.max(np.abs(c_transform(f) - brute)) <= 1e-12
+
+
+def test_triple_transform_and_envelope():
+    f = np.random.default_rng(2).standard_normal((12, 10))
+    fs = legendre_transform(f)
+    fss = legendre_transform(fs)
+    assert np.max(np.abs(legendre_transform(fss) - fs)) <= 1e-12
+    assert np.all(fss <= f + 1e-12)  # f** is the convex envelope, below f
+    assert np.max(np.abs(legendre_transform(legendre_transform(fss)) - fss)) <= 1e-12
+
+
+def test_double_transform_of_convex_function_is_itself():
+    shape = (11, 14)
+    rng = np.random.default_rng(3)
+    P = _points(shape)
+    # max of affine functions with slopes on the dual grid: convex, supported at every point
+    slopes = P[rng.choice(len(P), 6, replace=False)]
+    f = (P @ slopes.T - rng.uniform(0, 1, 6)).max(axis=1).reshape(shape)
+    assert np.max(np.abs(legendre_transform(legendre_transform(f)) - f)) <= 1e-12
+    y, x = grid_coordinates(shape)
+    q = 0.5 * (x * x + y * y)  # self-conjugate on the grid
+    assert np.max(np.abs(legendre_transform(q) - q)) <= 1e-12
+
+
+# ------------------------------------------------------------------- inverse Laplacian
+
+@pytest.mark.parametrize("shape", [(9, 13), (32, 24)])
+def test_inverse_laplacian_residual(shape):
+    g = np.random.default_rng(4).standard_normal(shape)
+    u = inverse_laplacian(g)
+    assert abs(u.mean()) <= 1e-12
+    assert np.max(np.abs(-_neumann_laplacian(u) - (g - g.mean()))) <= 1e-10
+
+
+def test_inverse_laplacian_eigenfunction_second_order():
+    errors = []
+    for n in (16, 32, 64):
+        y, x = grid_coordinates((n, n + n // 2))
+        exact = np.cos(np.pi * y) * np.cos(2 * np.pi * x)
+        u = inverse_laplacian(5 * np.pi ** 2 * exact)
+        errors.append(np.max(np.abs(u - exact)))
+    ratios = np.array(errors[:-1]) / np.array(errors[1:])
+    assert np.all((ratios > 3.5) & (ratios < 4.5)), ratios
+    assert errors[-1] < 1e-3
+
+
+# ------------------------------------------------------------------------ pushforward
+
+def test_pushforward_identity_is_exact():
+    rng = np.random.default_rng(5)
+    rho = rng.uniform(0, 1, (12, 17)) * (rng.uniform(0, 1, (12, 17)) > 0.3)
+    y, x = grid_coordinates(rho.shape)
+    out = pushforward(rho, 0.5 * (x * x + y * y))
+    assert np.max(np.abs(out - rho)) <= 1e-12
+
+
+def test_pushforward_translation_moves_mean_and_conserves_mass():
+    shape = (40, 56)
+    # support (numerically) well inside the square before and after the shift
+    rho = _gaussian(shape, (0.45, 0.55), (0.04, 0.05)) + _disk(shape, (0.5, 0.55), 0.2)
+    y, x = grid_coordinates(shape)
+    shift = np.array([0.0731, -0.1213])
+    f = 0.5 * (x * x + y * y) + shift[0] * y + shift[1] * x  # grad f = x + shift
+    out = pushforward(rho, f)
+    assert abs(out.sum() - rho.sum()) <= 1e-12 * rho.sum()
+    m0, s0 = _moments(rho)
+    m1, s1 = _moments(out)
+    assert np.max(np.abs(m1 - (m0 + shift))) <= 1e-12
+    assert np.all(out >= 0)
+    assert abs(s1[0] - s0[0]) <= 0.5 / shape[0] and abs(s1[1] - s0[1]) <= 0.5 / shape[1]
+
+
+def test_pushforward_dilation_conserves_moments_and_support():
+    # uniform density on the whole square shrunk by c about the centre: uniform on the
+    # central square of side c
+    n, c = 48, 0.75
+    y, x = grid_coordinates((n, n))
+    f = 0.5 * c * (x * x + y * y) + 0.5 * (1 - c) * (x + y)  # grad f = c x + (1 - c) / 2
+    out = pushforward(np.ones((n, n)), f)
+    assert abs(out.sum() - n * n) <= 1e-10
+    m, s = _moments(out)
+    assert np.max(np.abs(m - 0.5)) <= 1e-12
+    assert np.max(np.abs(s - c / np.sqrt(12))) <= 0.01 * c / np.sqrt(12)
+    assert np.all(out[np.abs(y - 0.5) > c / 2 + 1.0 / n] == 0)
+
+
+def test_pushforward_is_exact_for_affine_maps_at_the_boundary():
+    # the left half of the square (touching three sides) stretched horizontally by 1.6:
+    # the sub-samples of the boundary cells use the linearly extrapolated map, so the first
+    # moment is exact and the spread is right
+    shape = (30, 40)
+    y, x = grid_coordinates(shape)
+    rho = (x < 0.5).astype(float)
+    f = 0.5 * y * y + 0.8 * x * x + 0.05 * x  # map (y, x) -> (y, 1.6 x + 0.05)
+    out = pushforward(rho, f)
+    m0, s0 = _moments(rho)
+    m1, s1 = _moments(out)
+    assert abs(out.sum() - rho.sum()) <= 1e-12 * rho.sum()
+    assert abs(m1[1] - (1.6 * m0[1] + 0.05)) <= 1e-12
+    assert abs(m1[0] - m0[0]) <= 1e-12
+    assert abs(s1[1] - 1.6 * s0[1]) <= 0.01 * 1.6 * s0[1]
+    assert np.all(out[:, x[0] > 0.85 + 1.0 / shape[1]] == 0)
+
+
+def test_pushforward_mass_for_random_convex_potential():
+    shape = (20, 30)
+    rng = np.random.default_rng(6)
+    rho = rng.uniform(0, 1, shape)
+    f = legendre_transform(legendre_transform(rng.standard_normal(shape)))
+    out = pushforward(rho, f)
+    assert abs(out.sum() - rho.sum()) <= 1e-12 * rho.sum()
+    assert np.all(out >= 0)
+
+
+def test_potential_gradient_of_quadratic():
+    y, x = grid_coordinates((5, 7))
+    g = potential_gradient(0.5 * (3 * y * y + x * x) + 2 * x)
+    assert np.max(np.abs(g[..., 0] - 3 * y)) <= 1e-12
+    assert np.max(np.abs(g[..., 1] - (x + 2))) <= 1e-12
+
+
+# ----------------------------------------------------------------------------- W2 on a grid
+
+def test_w2_translated_shapes():
+    shape = (48, 48)
+    a = _disk(shape, (0.4, 0.35), 0.15) + 0.5 * _disk(shape, (0.4, 0.35), 0.07)
+    shift = np.array([0.1875, 0.25])
+    b = _disk(shape, (0.4, 0.35) + shift, 0.15) + 0.5 * _disk(shape, (0.4, 0.35) + shift, 0.07)
+    w2, log = wasserstein2_grid(a, b, log=True)
+    assert abs(w2 - shift @ shift) <= 0.01 * (shift @ shift)
+    # the optimal map moves every cell of the support of a by the shift
+    y, x = grid_coordinates(shape)
+    mask = a > 0
+    moved = log["map"][mask] - np.stack([y[mask], x[mask]], axis=1)
+    assert np.max(np.abs(np.median(moved, axis=0) - shift)) <= 0.5 / shape[0]
+    assert log["dual"][-1] >= log["dual"][0]
+
+
+def test_w2_gaussians_closed_form():
+    shape = (64, 64)
+    m1, s1 = np.array([0.4, 0.45]), np.array([0.06, 0.09])
+    m2, s2 = np.array([0.6, 0.5]), np.array([0.1, 0.05])
+    w2 = wasserstein2_grid(_gaussian(shape, m1, s1), _gaussian(shape, m2, s2))
+    exact = np.sum((m1 - m2) ** 2) + np.sum((s1 - s2) ** 2)
+    assert abs(w2 - exact) <= 0.01 * exact
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_w2_separable_slices_match_quantile_ot(axis):
+    shape = (40, 56)
+    rng = np.random.default_rng(7 + axis)
+    n = shape[axis]
+    t = (np.arange(n) + 0.5) / n
+    f1 = np.exp(-0.5 * ((t - 0.35) / 0.08) ** 2) + 0.5 * (np.abs(t - 0.55) < 0.1)
+    f2 = np.exp(-0.5 * ((t - 0.6) / 0.12) ** 2) * (1 + 0.3 * np.sin(9 * t))
+    g = 0.5 + rng.uniform(0, 1, shape[1 - axis])
+    a, b = (np.outer(f1, g), np.outer(f2, g)) if axis == 0 else \
+        (np.outer(g, f1), np.outer(g, f2))
+    exact = wasserstein2_1d(f1, f2)
+    assert abs(wasserstein2_grid(a, b) - exact) <= 0.01 * exact
+
+
+# --------------------------------------------------------------------------------- 1-D
+
+def test_w2_1d_matches_fine_quadrature():
+    rng = np.random.default_rng(8)
+    a = rng.uniform(0, 1, 30) * (rng.uniform(0, 1, 30) > 0.3)
+    b = rng.uniform(0, 1, 30)
+    edges = np.linspace(0, 1, 31)
+    u = (np.arange(400000) + 0.5) / 400000
+    qa = np.interp(u, np.concatenate([[0], np.cumsum(a) / a.sum()]), edges)
+    qb = np.interp(u, np.concatenate([[0], np.cumsum(b) / b.sum()]), edges)
+    assert abs(wasserstein2_1d(a, b) - np.mean((qa - qb) ** 2)) <= 1e-8
+
+
+def test_barycenter_1d_of_boxes_is_a_box():
+    n = 100
+    t = (np.arange(n) + 0.5) / n
+    A = np.array([np.abs(t - 0.3) < 0.1, 3 * (np.abs(t - 0.6) < 0.05)], dtype=float)
+    bar = barycenter_1d(A, weights=[0.5, 0.5])
+    # box [0.375, 0.525]: half cells at both ends
+    expected = np.zeros(n)
+    expected[38:52] = 1.0
+    expected[[37, 52]] = 0.5
+    expected /= expected.sum()
+    assert np.max(np.abs(bar - expected)) <= 1e-12
+
+
+def test_barycenter_1d_weights_and_gaussians():
+    n = 400
+    t = (np.arange(n) + 0.5) / n
+    A = np.array([np.exp(-0.5 * ((t - 0.3) / 0.04) ** 2), np.exp(-0.5 * ((t - 0.7) / 0.08) ** 2)])
+    assert np.max(np.abs(barycenter_1d(A, weights=[0, 1]) - A[1] / A[1].sum())) <= 1e-12
+    bar = barycenter_1d(A, weights=[0.25, 0.75])
+    assert abs(bar.sum() - 1) <= 1e-12 and np.all(bar >= 0)
+    mean = bar @ t
+    std = np.sqrt(bar @ (t - mean) ** 2)
+    assert abs(mean - 0.6) <= 1e-4
+    assert abs(std - np.sqrt(0.07 ** 2 + 1 / (12 * n * n))) <= 1e-4
+
+
+# ------------------------------------------------------------------------------ bad input
+
+@pytest.mark.parametrize("func", [legendre_transform, c_transform, inverse_laplacian])
+def test_grid_functions_reject_bad_input(func):
+    with pytest.raises(ValueError, match="2-D"):
+        func(np.ones(5))
+    with pytest.raises(ValueError, match="2-D"):
+        func(np.ones((2, 3, 4)))
+    with pytest.raises(ValueError, match="finite"):
+        func(np.array([[1.0, np.nan], [0.0, 1.0]]))
+    with pytest.raises(TypeError, match="real-valued"):
+        func(np.array([["a", "b"]]))
+
+
+def test_w2_and_pushforward_reject_bad_densities():
+    good = np.ones((8, 8))
+    with pytest.raises(ValueError, match="nonnegative"):
+        wasserstein2_grid(-good, good)
+    with pytest.raises(ValueError, match="all-zero"):
+        wasserstein2_grid(good, 0 * good)
+    with pytest.raises(ValueError, match="same shape"):
+        wasserstein2_grid(good, np.ones((8, 9)))
+    with pytest.raises(ValueError, match="at least 3"):
+        wasserstein2_grid(np.ones((2, 8)), np.ones((2, 8)))
+    with pytest.raises(ValueError, match="shape of density"):
+        pushforward(good, np.ones((8, 9)))
+    with pytest.raises(ValueError, match="nonnegative"):
+        pushforward(-good, good)
+    with pytest.raises(ValueError, match="1-D"):
+        wasserstein2_1d(good, good)
+    with pytest.raises(ValueError, match="simplex"):
+        barycenter_1d(good, weights=np.full(8, 0.2))
+
+
+def test_inputs_are_not_modified():
+    rng = np.random.default_rng(9)
+    a, b = rng.uniform(0, 1, (2, 10, 12))
+    a0, b0 = a.copy(), b.copy()
+    wasserstein2_grid(a, b, numItermax=3)
+    pushforward(a, b)
+    legendre_transform(a)
+    c_transform(a)
+    inverse_laplacian(a)
+    assert np.array_equal(a, a0) and np.array_equal(b, b0)
