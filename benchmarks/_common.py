@@ -1,4 +1,4 @@
-"""Helpers shared by the benchmarks: timing, JIT warm-up and a fixed-width table."""
+"""Functions shared by the benchmarks: timing, JIT warm-up and a fixed-width table."""
 
 import statistics
 import sys

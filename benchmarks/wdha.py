@@ -152,7 +152,7 @@ def shapes_figure(n, T, path):
     for ax in axes:
         ax.set_axis_off()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     print(f"figure saved to {path}")
 
 
@@ -197,23 +197,24 @@ def main(argv=None):
                   "W2 to the exact barycenter by back and forth, in pixels)")
             print_table(columns, accuracy_rows(n, fixture, args.iters, with_log, None))
 
-    print(f"\nPer-iteration time on the disks (ms, {args.timing_iters} iterations, one run)")
-    table, previous = [], None
-    for n in timing_grids:
-        kinds = [("cwb", 4e-3), ("cwb", 2e-3)] + ([("dsb", 2e-3)] if n <= 512 else [])
-        t = per_iteration(n, args.timing_iters, (1, 2), kinds)
-        print(f"  {n}x{n}: " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()), flush=True)
-        wd = t["WDHA 2 thr"]
-        growth = None if previous is None else wd / previous
-        previous = wd
-        table.append((f"{n}x{n}", t["WDHA 1 thr"], wd, growth, t["POT CWB reg=0.004"],
-                      t["POT CWB reg=0.002"], t["POT CWB reg=0.002"] / t["WDHA 1 thr"],
-                      t["POT CWB reg=0.002"] / wd, t.get("POT DSB reg=0.002")))
-    print_table([("grid", ""), ("WDHA 1 thr", ".1f"), ("WDHA 2 thr", ".1f"),
-                 ("growth", ".2f"), ("CWB 4e-3", ".1f"), ("CWB 2e-3", ".1f"),
-                 ("CWB/WDHA 1thr", ".1f"), ("CWB/WDHA 2thr", ".1f"), ("DSB 2e-3", ".1f")],
-                table)
-    print("growth: WDHA (2 threads) time per iteration over that of the previous grid "
-          "(m log m predicts 4.5 for a doubling of n)")
+    if timing_grids:
+        print(f"\nPer-iteration time on the disks (ms, {args.timing_iters} iterations, one run)")
+        table, previous = [], None
+        for n in timing_grids:
+            kinds = [("cwb", 4e-3), ("cwb", 2e-3)] + ([("dsb", 2e-3)] if n <= 512 else [])
+            t = per_iteration(n, args.timing_iters, (1, 2), kinds)
+            print(f"  {n}x{n}: " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()), flush=True)
+            wd = t["WDHA 2 thr"]
+            growth = None if previous is None else wd / previous
+            previous = wd
+            table.append((f"{n}x{n}", t["WDHA 1 thr"], wd, growth, t["POT CWB reg=0.004"],
+                          t["POT CWB reg=0.002"], t["POT CWB reg=0.002"] / t["WDHA 1 thr"],
+                          t["POT CWB reg=0.002"] / wd, t.get("POT DSB reg=0.002")))
+        print_table([("grid", ""), ("WDHA 1 thr", ".1f"), ("WDHA 2 thr", ".1f"),
+                     ("growth", ".2f"), ("CWB 4e-3", ".1f"), ("CWB 2e-3", ".1f"),
+                     ("CWB/WDHA 1thr", ".1f"), ("CWB/WDHA 2thr", ".1f"), ("DSB 2e-3", ".1f")],
+                    table)
+        print("growth: WDHA (2 threads) time per iteration over that of the previous grid "
+              "(m log m predicts 4.5 for a doubling of n)")
     if args.shapes_figure:
         shapes_figure(args.shapes_grid, args.iters, args.shapes_figure)

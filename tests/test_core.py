@@ -294,8 +294,10 @@ def test_minimize_bad_input_is_named_and_inputs_untouched():
     bad[0, 0] = np.nan
     with pytest.raises(ValueError, match="x0 contains NaN"):
         jitopt.minimize(fun, bad, jac=jac, manifold=manifold)
-    with pytest.raises(ValueError, match="gtol"):
+    with pytest.raises(ValueError, match=r"^tol must be in"):
         jitopt.minimize(fun, x0, jac=jac, manifold=manifold, tol=-1.0)
+    with pytest.raises(TypeError, match="needs a jitopt.FiniteSumProblem"):
+        jitopt.minimize(fun, x0, jac=jac, manifold=manifold, method="r-srvrg")
     with pytest.raises(TypeError, match="manifold"):
         jitopt.minimize(fun, x0, jac=jac, manifold="stiefel")
     with pytest.raises(ValueError, match="jac"):

@@ -186,3 +186,21 @@ def test_bad_payoffs():
         BOS.ce_gap(np.ones((2, 2)))
     with pytest.raises(ValueError, match="deviations"):
         BOS.correlated_equilibrium(deviations="nash")
+
+
+def test_operator_and_distributions_reject_bad_input():
+    from jitopt.games import NormalFormGame
+
+    game = NormalFormGame(np.arange(8.0).reshape(2, 2, 2))
+    with pytest.raises(ValueError, match="x must be a concatenated mixed profile"):
+        game.operator(np.ones(3))
+    with pytest.raises(ValueError, match="NaN"):
+        game.operator(np.array([0.5, 0.5, np.nan, 0.5]))
+    points = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
+    for bad in ([1.0, -1.0], [0.0, 0.0], [1.0]):
+        with pytest.raises(ValueError, match="weights"):
+            game.joint_distribution(points, bad)
+    dist = game.joint_distribution(points, [1.0, 3.0])
+    assert dist[0, 0] == pytest.approx(0.25) and dist[1, 1] == pytest.approx(0.75)
+    with pytest.raises(ValueError, match="dist"):
+        game.ce_gap(np.full((2, 2), np.nan))

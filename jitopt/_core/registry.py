@@ -7,6 +7,7 @@ import numpy as np
 from scipy.optimize import OptimizeWarning
 
 from .problem import Problem
+from .validation import check_real
 
 __all__ = ["register_method", "get_method", "available_methods", "minimize", "Method"]
 
@@ -30,12 +31,16 @@ class Method:
         The problem-level solver, ``solver(problem, x0, **options)``.
     tol_option : str
         The solver option that scipy's ``tol`` sets.
+    finite_sum : bool
+        Whether the solver needs a :class:`~jitopt.FiniteSumProblem` (per-sample oracles),
+        which cannot be built from ``fun`` and ``jac``: such methods are called directly.
     """
 
-    def __init__(self, name, solver, tol_option):
+    def __init__(self, name, solver, tol_option, finite_sum=False):
         self.name = name
         self.solver = solver
         self.tol_option = tol_option
+        self.finite_sum = finite_sum
         params = inspect.signature(solver).parameters
         self.options = tuple(p for p in params if p not in ("problem", "x0"))
         self.__doc__ = solver.__doc__
@@ -58,17 +63,18 @@ class Method:
         return _minimize(fun, x0, args, jac, self, manifold, tol, callback, options)
 
 
-def register_method(name, tol_option="gtol"):
+def register_method(name, tol_option="gtol", finite_sum=False):
     """Decorator registering a solver function under ``name``: ``@register_method("rgd")``.
 
     The solver must have the signature ``solver(problem, x0=None, *, callback=None,
-    <options>)`` and return an :class:`~jitopt.OptimizeResult`.
+    <options>)`` and return an :class:`~jitopt.OptimizeResult`. ``finite_sum=True`` marks
+    solvers that need a :class:`~jitopt.FiniteSumProblem`.
     """
 
     def decorator(solver):
         if name in _METHODS:
             raise ValueError(f"a method named {name!r} is already registered")
-        _METHODS[name] = Method(name, solver, tol_option)
+        _METHODS[name] = Method(name, solver, tol_option, finite_sum)
         return solver
 
     return decorator
@@ -144,8 +150,16 @@ def minimize(fun, x0, args=(), jac=None, method="rgd", manifold=None, tol=None,
 def _minimize(fun, x0, args, jac, method, manifold, tol, callback, options):
     from ..manifolds import Euclidean, Manifold
 
+    if method.finite_sum:
+        raise TypeError(
+            f"method {method.name!r} needs a jitopt.FiniteSumProblem (oracles over sample "
+            f"indices), which cannot be built from fun and jac: call "
+            f"jitopt.solvers.{method.solver.__name__}(jitopt.FiniteSumProblem(...), x0) instead"
+        )
     if not callable(fun):
         raise TypeError(f"fun must be callable, got {type(fun).__name__}")
+    if tol is not None:
+        check_real("tol", tol, low=0.0)
     if not isinstance(args, tuple):
         args = (args,)
     x0 = np.asarray(x0)

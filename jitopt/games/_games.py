@@ -33,6 +33,11 @@ class _NormalFormOperator:
 
     def __call__(self, x):
         x = np.ascontiguousarray(x, dtype=float)
+        if x.shape != (self.dim,):
+            raise ValueError(f"x must be a concatenated mixed profile of shape ({self.dim},), "
+                             f"got {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError("x contains NaN or inf")
         out = np.empty(self.dim)
         _k.operator(_k.OP_NORMAL_FORM, np.zeros((1, 1)), np.zeros(1), self.U, self.off, x, out)
         return out
@@ -49,6 +54,8 @@ class _GameBase:
         if x.shape != (self.dim,):
             raise ValueError(f"{name} must be a concatenated mixed profile of shape "
                              f"({self.dim},), got {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"{name} contains NaN or inf")
         return [x[self.offsets[i]:self.offsets[i + 1]] for i in range(self.n_players)]
 
     def vi_problem(self):
@@ -78,8 +85,15 @@ class _GameBase:
         P = np.array(points, dtype=float, ndmin=2)
         if P.ndim != 2 or P.shape[1] != self.dim:
             raise ValueError(f"points must have shape (k, {self.dim}), got {np.shape(points)}")
-        w = np.full(P.shape[0], 1.0 / P.shape[0]) if weights is None else \
-            np.asarray(weights, dtype=float) / np.sum(weights)
+        if weights is None:
+            w = np.full(P.shape[0], 1.0 / P.shape[0])
+        else:
+            w = np.asarray(weights, dtype=float)
+            if w.shape != (P.shape[0],) or not np.all(np.isfinite(w)) or (w < 0).any() \
+                    or w.sum() <= 0:
+                raise ValueError(f"weights must be {P.shape[0]} nonnegative finite numbers "
+                                 f"with a positive sum, got {weights!r}")
+            w = w / w.sum()
         out = np.zeros(self.sizes)
         for wk, x in zip(w, P):
             t = np.array(wk)
@@ -92,7 +106,7 @@ class _GameBase:
         p = np.asarray(dist, dtype=float)
         if p.shape != self.sizes:
             raise ValueError(f"dist must have shape {self.sizes}, got {p.shape}")
-        if (p < -1e-9).any() or abs(p.sum() - 1.0) > 1e-6:
+        if not np.all(np.isfinite(p)) or (p < -1e-9).any() or abs(p.sum() - 1.0) > 1e-6:
             raise ValueError("dist must be a probability distribution over pure profiles")
         return p
 

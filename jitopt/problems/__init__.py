@@ -5,9 +5,10 @@ from ._dc import online_sparse_robust_regression
 from ._finite_sum import (commuting_spd_samples, finite_sum_pca, karcher_mean,
                           leading_eigenvector, robust_pca, spiked_samples)
 from ._matrix import brockett, linear_cost, pca, procrustes, spectrum_matrix
-from ._sparse import least_squares, logistic, sparse_regression_data
+from ._sparse import LeastSquares, Logistic, least_squares, logistic, sparse_regression_data
 
 __all__ = ["pca", "procrustes", "brockett", "linear_cost", "spectrum_matrix",
            "finite_sum_pca", "leading_eigenvector", "robust_pca", "karcher_mean",
            "spiked_samples", "commuting_spd_samples", "least_squares", "logistic",
+           "LeastSquares", "Logistic",
            "sparse_regression_data", "online_sparse_robust_regression"]

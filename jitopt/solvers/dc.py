@@ -746,6 +746,6 @@ def tour():
 
     prob = online_sparse_robust_regression(p=20)
     res = online_dca(prob, rule="adaptive", max_samples=60000, max_iter=100000, rng=0)
-    err = float(np.linalg.norm(res.x - prob.xopt))
+    err = float(np.linalg.norm(res.x - prob.xopt) / np.linalg.norm(prob.xopt))
     return ("online_dca", "drifting robust regression (p = 20)",
-            f"{res.samples} samples in {res.nit} it.", err, "||x - x*||")
+            f"{res.samples} samples, {res.nit} it.", err, "rel. error")

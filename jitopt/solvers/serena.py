@@ -106,7 +106,7 @@ def _default_step(problem, x, g, gnorm):
     return 0.5 / curvature if curvature > 0 else 1.0 / gnorm
 
 
-@register_method("srge", tol_option="gtol")
+@register_method("srge", tol_option="gtol", finite_sum=True)
 def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="auto",
          big_batch=None, beta=0.0, control_variate=False, independent=False,
          batch_size2=None, step_schedule="constant", step_decay=0.01,
@@ -382,7 +382,7 @@ def _preset(name, title, setting, ref, extra="", **preset):
     solver.__signature__ = sig.replace(parameters=[
         p.replace(default=preset[p.name]) if p.name in preset else p
         for p in sig.parameters.values()])
-    register_method(name, tol_option="gtol")(solver)
+    register_method(name, tol_option="gtol", finite_sum=True)(solver)
     return solver
 
 

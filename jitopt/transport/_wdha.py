@@ -182,7 +182,9 @@ def wdha_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=Fals
     duals, residuals, stats = [], [], []
     pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
     bar = _Progress(T) if verbose else None
-    status, message = 1, "Maximum number of iterations reached."
+    # the schedule tau_t = exp(-t/T) is part of the method: running it to the end is a
+    # normal finish (success), reported apart from the early stop on stopThr (status 0)
+    status, message = 1, "Completed the schedule of numItermax iterations (stopThr not reached)."
     it = 0
     try:
         for it in range(1, T + 1):
