@@ -27,6 +27,8 @@ import numbers
 import numpy as np
 from numba import njit
 
+from ._core.validation import check_real
+
 __all__ = [
     "ConvexSet", "Box", "NonNegative", "LInfBall", "L1Ball", "L2Ball", "CappedSimplex",
     "Simplex", "GroupNormBall", "Intersection", "project_kernel",
@@ -325,11 +327,18 @@ def _radius(name, value):
 
 
 def _bound(name, value):
-    arr = np.array(value, dtype=float)
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number or a 1-D array of them, got "
+                        f"{type(value).__name__}") from None
     if arr.ndim > 1:
         raise ValueError(f"{name} must be a scalar or a 1-D array, got shape {arr.shape}")
     if np.isnan(arr).any():
         raise ValueError(f"{name} must not contain NaN")
+    if (name == "lower" and (arr == _INF).any()) or (name == "upper" and (arr == -_INF).any()):
+        raise ValueError(f"{name} must not be {'+' if name == 'lower' else '-'}inf "
+                         f"(the set would be empty)")
     return arr
 
 
@@ -433,6 +442,8 @@ class ConvexSet:
         return lo, hi, fpar, ipar, groups
 
     def _vector(self, x, name="x"):
+        if np.iscomplexobj(x):
+            raise TypeError(f"{name} must be real, got a complex array")
         x = np.asarray(x, dtype=float)
         if x.ndim != 1:
             raise ValueError(f"{name} must be a 1-D array, got shape {x.shape}")
@@ -451,6 +462,7 @@ class ConvexSet:
 
     def contains(self, x, tol=1e-9):
         """Whether ``x`` is in the set, up to an absolute/relative tolerance ``tol``."""
+        tol = check_real("tol", tol, low=0.0)
         x = self._vector(x)
         lo, hi, fpar, ipar, groups = self.kernel_args(x.shape[0])
         ok = bool(np.all(x >= lo - tol) and np.all(x <= hi + tol))
@@ -594,6 +606,9 @@ class Intersection(ConvexSet):
         if len(with_groups) > 1:
             raise ValueError("at most one GroupNormBall may take part in an Intersection")
         g = with_groups[0] if with_groups else None
+        dims = sorted({s.dim for s in sets if s.dim is not None})
+        if len(dims) > 1:
+            raise ValueError(f"the sets of an Intersection must have one dimension, got {dims}")
         lo, hi = sets[0]._lo, sets[0]._hi
         for s in sets[1:]:
             lo, hi = np.maximum(lo, s._lo), np.minimum(hi, s._hi)

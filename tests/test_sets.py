@@ -239,3 +239,19 @@ def test_user_array_not_modified():
     z0 = z.copy()
     (NonNegative() & L2Ball(1.0)).project(z)
     np.testing.assert_array_equal(z, z0)
+
+
+def test_bad_set_arguments_are_named():
+    from jitopt.sets import Box, L2Ball
+
+    with pytest.raises(TypeError, match="lower"):
+        Box("a")
+    with pytest.raises(ValueError, match="lower must not be"):
+        Box(np.inf, np.inf)
+    with pytest.raises(ValueError, match="one dimension"):
+        Box([0.0, 0.0]) & Box([0.0, 0.0, 0.0])
+    with pytest.raises(TypeError, match="complex"):
+        L2Ball(1.0).project(np.array([1 + 1j, 2.0]))
+    with pytest.raises(ValueError, match="tol"):
+        L2Ball(1.0).contains([0.1, 0.2], tol=-1.0)
+    assert L2Ball(1.0).contains([0.6, 0.8]) and not L2Ball(1.0).contains([0.6, 0.81])
