@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_int", "check_real", "check_choice", "check_rng"]
+__all__ = ["check_int", "check_real", "check_choice", "check_rng", "as_c_float"]
 
 
 def check_int(name, value, low=None, high=None):
@@ -50,3 +50,9 @@ def check_rng(rng):
         return np.random.default_rng(rng)
     raise TypeError(f"rng must be None, an int seed or a numpy.random.Generator, "
                     f"got {type(rng).__name__}")
+
+
+def as_c_float(a):
+    """``a`` as a C-contiguous float64 array (no copy when it already is one): the one
+    layout the Numba kernels are compiled for."""
+    return np.ascontiguousarray(a, dtype=np.float64)

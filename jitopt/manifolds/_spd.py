@@ -2,14 +2,11 @@
 
 import numpy as np
 
+from .._core.validation import as_c_float as _c
 from . import _kernels as K
 from ._base import Manifold
 
 __all__ = ["SPD"]
-
-
-def _c(a):
-    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 class SPD(Manifold):

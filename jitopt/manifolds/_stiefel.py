@@ -3,14 +3,11 @@
 import numpy as np
 import scipy.linalg
 
+from .._core.validation import as_c_float as _c
 from . import _kernels as K
 from ._base import Manifold
 
 __all__ = ["Stiefel", "Grassmann", "Orthogonal"]
-
-
-def _c(a):
-    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 def _check_sizes(cls, n, p):

@@ -13,16 +13,13 @@ import numpy as np
 from .._core.problem import FiniteSumProblem
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
+from .._core.validation import as_c_float as _c
 from .._core.validation import check_choice, check_int, check_real, check_rng
 from . import _serena_kernels as K
 
 __all__ = ["srge", "r_sgd", "r_svrg", "r_srg", "r_srm", "r_srvrg", "r_svrrm", "r_hybrid_sgd"]
 
 _POWERS = {"constant": 0.0, "decay": 1.0, "sqrt": 0.5, "cbrt": 1.0 / 3.0}
-
-
-def _c(a):
-    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 class _Kernel:
