@@ -9,8 +9,9 @@ SERENA preset. The horizontal axis counts per-sample gradients divided by :math:
 batch at three points and is charged :math:`3b`.
 
 The methods with a control variate or a pure recursion and full-gradient restarts
-(R-SVRG, R-SRG, R-SRVRG, R-SVRRM) converge linearly; R-SGD, R-SRM and R-Hybrid-SGD keep an
-uncorrected sampling term and level off.
+(R-SVRG, R-SRG, R-SRVRG, R-SVRRM) converge linearly, and so do R-SRM and R-Hybrid-SGD, whose
+presets restart too and let the weight of their uncorrected sampling term decay; R-SGD, with
+a constant step, levels off.
 """
 
 import matplotlib.pyplot as plt
@@ -19,8 +20,8 @@ from jitopt.problems import finite_sum_pca, spiked_samples
 from jitopt.solvers import serena
 
 problem = finite_sum_pca(spiked_samples(2000, 10, (4.0, 3.0, 2.0), rng=0), 3)
-steps = {"r-sgd": 0.005, "r-svrg": 0.02, "r-srg": 0.02, "r-srm": 0.005,
-         "r-srvrg": 0.02, "r-svrrm": 0.02, "r-hybrid-sgd": 0.005}
+steps = {"r-sgd": 0.005, "r-svrg": 0.02, "r-srg": 0.02, "r-srm": 0.02,
+         "r-srvrg": 0.02, "r-svrrm": 0.02, "r-hybrid-sgd": 0.02}
 
 fig, ax = plt.subplots(figsize=(7, 4.5))
 for name, step in steps.items():

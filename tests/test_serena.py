@@ -235,13 +235,11 @@ def test_ifo_counts_match_counting_wrapper(name):
     n, b, m, steps = 64, 8, 8, res.nit
     per_step = {"r-sgd": b, "r-svrg": 2 * b, "r-srg": 2 * b, "r-srm": 2 * b,
                 "r-srvrg": 3 * b, "r-svrrm": 4 * b, "r-hybrid-sgd": 3 * b}[name]
-    if name in ("r-svrg", "r-srg", "r-srvrg", "r-svrrm"):  # epochs: n + (m - 1) steps
+    if name != "r-sgd":  # epochs: n + (m - 1) steps
         reused = steps // m  # each snapshot reuses a checkpoint's full gradient
         own = reused * (n + (m - 1) * per_step)
-    elif name == "r-sgd":  # one batch to start, then one per step
+    else:  # R-SGD, a single loop: one batch to start, then one per step
         reused, own = 0, b + steps * b
-    else:  # single loops: the full gradient at x_0, then an update after every step
-        reused, own = 1, n + steps * per_step
     assert round(res.passes * n) == own
     assert res.nifo == own + n * (len(res.history["nifo"]) - reused)
     np.testing.assert_allclose(res.history["passes"][-1], res.passes)
@@ -257,12 +255,12 @@ def test_same_seed_same_iterates(name):
     assert np.abs(runs[0].x - runs[2].x).max() > 1e-8
 
 
-# targets: relative gap 1e-6 within 40 passes (R-SGD, R-SRM, R-Hybrid-SGD: 1e-3)
-STEPS = {"pca": {"r-sgd": 0.005, "r-svrg": 0.02, "r-srg": 0.02, "r-srm": 0.005,
-                 "r-srvrg": 0.02, "r-svrrm": 0.02, "r-hybrid-sgd": 0.005},
-         "karcher": {"r-sgd": 0.1, "r-svrg": 0.4, "r-srg": 0.4, "r-srm": 0.1,
-                     "r-srvrg": 0.4, "r-svrrm": 0.4, "r-hybrid-sgd": 0.1}}
-NOISY = ("r-sgd", "r-srm", "r-hybrid-sgd")
+# targets: relative gap 1e-6 within 40 passes (R-SGD: 1e-3)
+STEPS = {"pca": {"r-sgd": 0.005, "r-svrg": 0.02, "r-srg": 0.02, "r-srm": 0.02,
+                 "r-srvrg": 0.02, "r-svrrm": 0.02, "r-hybrid-sgd": 0.02},
+         "karcher": {"r-sgd": 0.1, "r-svrg": 0.4, "r-srg": 0.4, "r-srm": 0.4,
+                     "r-srvrg": 0.4, "r-svrrm": 0.4, "r-hybrid-sgd": 0.4}}
+NOISY = ("r-sgd",)
 
 
 @pytest.fixture(scope="module")

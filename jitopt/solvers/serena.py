@@ -166,9 +166,12 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
         :math:`\eta_t = \eta_0 / (1 + \lambda t)^{p}` with :math:`p = 0, 1, 1/2, 1/3`.
     step_decay : float
         :math:`\lambda \ge 0`.
-    beta_schedule : {"constant", "storm"}
-        :math:`\beta_t = \beta`, or the STORM coupling
-        :math:`\beta_t = \min(1, \beta\,(\eta_t/\eta_0)^2)`.
+    beta_schedule : {"constant", "storm", "decay"}
+        :math:`\beta_t = \beta`, the STORM coupling
+        :math:`\beta_t = \min(1, \beta\,(\eta_t/\eta_0)^2)`, or
+        :math:`\beta_t = \beta/(1 + \lambda t)^2` whatever the step schedule (the noise
+        :math:`\beta_t^2\sigma^2/b` the unbiased part adds then vanishes while the step stays
+        constant).
     gtol : float
         Stop when the full Riemannian gradient norm at a checkpoint is at most ``gtol``
         (``tol`` of :func:`jitopt.minimize`).
@@ -237,7 +240,7 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
     b2 = b if batch_size2 is None else check_int("batch_size2", batch_size2, 1, n)
     check_choice("step_schedule", step_schedule, tuple(_POWERS))
     lam = check_real("step_decay", step_decay, low=0.0)
-    check_choice("beta_schedule", beta_schedule, ("constant", "storm"))
+    check_choice("beta_schedule", beta_schedule, ("constant", "storm", "decay"))
     gtol = check_real("gtol", gtol, low=0.0)
     if f_target is not None:
         f_target = check_real("f_target", f_target)
@@ -332,6 +335,8 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
         etas = eta0 / (1.0 + lam * t) ** power
         if beta_schedule == "storm":
             betas = np.minimum(1.0, beta * (etas / eta0) ** 2)
+        elif beta_schedule == "decay":
+            betas = beta / (1.0 + lam * t) ** 2
         else:
             betas = np.full(steps_per_chunk, beta)
         try:
@@ -413,16 +418,21 @@ r_srg = _preset(
     beta=0.0)
 r_srm = _preset(
     "r-srm", "Riemannian stochastic recursive momentum (STORM).",
-    r"``beta=0.1, beta_schedule='storm'``, a step decaying as "
-    r":math:`\eta_0/(1+\lambda t)^{1/3}`, one full gradient at the start and no restarts "
-    r"(:math:`v_t = \operatorname{grad} f_S(x_t) + (1-\beta_t)\mathcal T(v_{t-1} - "
-    r"\operatorname{grad} f_S(x_{t-1}))`)",
+    r"``beta=0.1, beta_schedule='decay', step_decay=0.05``: "
+    r":math:`v_t = \operatorname{grad} f_S(x_t) + (1-\beta_t)\mathcal T(v_{t-1} - "
+    r"\operatorname{grad} f_S(x_{t-1}))` with a momentum weight "
+    r":math:`\beta_t = \beta/(1 + \lambda t)^2 \to 0` and a constant step, restarts every "
+    r":math:`\lceil\sqrt n\rceil` steps with the full gradient",
     "A. Han and J. Gao, \"Riemannian stochastic recursive momentum method for non-convex "
     "optimization\", IJCAI 2021; A. Cutkosky and F. Orabona, \"Momentum-based variance "
     "reduction in non-convex SGD\", NeurIPS 2019.",
-    extra=". Without restarts the error of the estimator does not vanish on a finite sum; "
-          "``epoch_length='auto'`` adds full-gradient restarts",
-    beta=0.1, beta_schedule="storm", step_schedule="cbrt", epoch_length=None)
+    extra=". Both the vanishing weight and the restarts are needed on a finite sum: a "
+          "constant :math:`\\beta` leaves a noise floor of order :math:`\\beta^2\\sigma^2/b`, "
+          "and without restarts (``epoch_length=None``) the carried error of the recursion "
+          "does not vanish; STORM's own coupling, :math:`\\beta_t \\propto \\eta_t^2` with "
+          ":math:`\\eta_t \\propto t^{-1/3}`, is ``beta_schedule='storm', "
+          "step_schedule='cbrt'``",
+    beta=0.1, beta_schedule="decay", step_decay=0.05)
 r_srvrg = _preset(
     "r-srvrg", "Riemannian stochastic recursive variance-reduced gradient (R-SRVRG).",
     r"``beta=0.1, control_variate=True`` and :math:`S' = S`: "
@@ -447,15 +457,18 @@ r_svrrm = _preset(
     beta=0.1, control_variate=True, independent=True)
 r_hybrid_sgd = _preset(
     "r-hybrid-sgd", "Riemannian hybrid SGD.",
-    r"``beta=0.1, independent=True``: :math:`v_t = (1-\beta) r_t + \beta\operatorname{grad} "
-    r"f_{S'_t}(x_t)` with an independent batch :math:`S'_t`, one full gradient at the start "
-    "and no restarts",
+    r"``beta=0.1, independent=True, beta_schedule='decay', step_decay=0.05``: "
+    r":math:`v_t = (1-\beta_t) r_t + \beta_t\operatorname{grad} f_{S'_t}(x_t)` with an "
+    r"independent batch :math:`S'_t`, a weight :math:`\beta_t = \beta/(1 + \lambda t)^2 "
+    r"\to 0` and a constant step, restarts every :math:`\lceil\sqrt n\rceil` steps with "
+    "the full gradient",
     "Y. Liu et al., \"SERENA\", ICML 2025; Q. Tran-Dinh, N. H. Pham, D. T. Phan and L. M. "
     "Nguyen, \"Hybrid stochastic gradient descent algorithms for stochastic nonconvex "
     "optimization\", arXiv:1905.05920 (2019).",
     extra=". With a constant :math:`\\beta` the estimator keeps a noise floor of order "
-          r":math:`\beta\sigma^2/b`; ``epoch_length='auto'`` adds full-gradient restarts",
-    beta=0.1, independent=True, epoch_length=None)
+          r":math:`\beta^2\sigma^2/b`, and without restarts (``epoch_length=None``) the "
+          "carried error of the recursion does not vanish",
+    beta=0.1, independent=True, beta_schedule="decay", step_decay=0.05)
 
 
 def tour():
