@@ -140,18 +140,15 @@ class StreamProblem:
 # --------------------------------------------------------------------------------------
 
 class _Penalty:
-    """A separable DC penalty written as ``g_weight * ||x||_1 - h(x)`` with ``h`` convex."""
+    """A separable DC penalty written as ``g_weight * ||x||_1 - h(x)`` with ``h`` convex.
+
+    Subclasses set ``g_weight`` and define ``h_value(x)`` and ``h_subgradient(x)``.
+    """
 
     g_weight = 0.0
 
     def value(self, x):
         return self.g_weight * np.abs(x).sum() - self.h_value(x)
-
-    def h_value(self, x):
-        raise NotImplementedError
-
-    def h_subgradient(self, x):
-        raise NotImplementedError
 
 
 class CappedL1(_Penalty):
