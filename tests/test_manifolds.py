@@ -442,3 +442,11 @@ def test_same_seed_same_point(manifold):
     assert not np.array_equal(x, manifold.random_point(8))
     np.testing.assert_array_equal(manifold.random_tangent_vector(x, 3),
                                   manifold.random_tangent_vector(x, 3))
+
+
+def test_zero_dimensional_manifold_has_no_unit_tangent():
+    m = Grassmann(3, 3)
+    x = m.random_point(0)
+    np.testing.assert_allclose(m.projection(x, np.ones((3, 3))), 0.0, atol=1e-14)
+    with pytest.raises(ValueError, match=r"Grassmann\(3, 3\) has dimension 0"):
+        m.random_tangent_vector(x, 0)

@@ -64,6 +64,8 @@ class Manifold:
 
     def random_tangent_vector(self, x, rng=None):
         """A random unit-norm tangent vector at ``x`` (``rng``: seed or Generator)."""
+        if self.dim == 0:
+            raise ValueError(f"{self} has dimension 0: it has no unit tangent vector")
         rng = np.random.default_rng(rng)
         u = self.projection(x, rng.standard_normal(self.shape))
         return u / self.norm(x, u)

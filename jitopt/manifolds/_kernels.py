@@ -36,10 +36,14 @@ def qr_retraction(x, u):
 
 @njit(cache=True)
 def polar_retraction(x, u):
-    """(x + u)((x + u)ᵀ(x + u))^(-1/2), the closest orthonormal matrix to x + u."""
-    m = x + u
-    w, v = np.linalg.eigh(m.T @ m)
-    return m @ ((v / np.sqrt(w)) @ v.T)
+    """(x + u)((x + u)ᵀ(x + u))^(-1/2), the closest orthonormal matrix to x + u.
+
+    Computed as W Vᵀ from the thin SVD x + u = W Σ Vᵀ, which is orthonormal to rounding
+    for any step (the form through the eigenvalues of (x + u)ᵀ(x + u) squares the
+    condition number and drifts off the manifold for long steps).
+    """
+    w, _, vt = np.linalg.svd(x + u, full_matrices=False)
+    return w @ vt
 
 
 @njit(cache=True)

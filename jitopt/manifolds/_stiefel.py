@@ -153,7 +153,7 @@ class Orthogonal(Stiefel):
 
     def exp(self, x, u):
         omega = x.T @ u
-        return x @ scipy.linalg.expm(0.5 * (omega - omega.T))
+        return x @ _expm_skew(0.5 * (omega - omega.T))
 
     def log(self, x, y):
         """The tangent vector :math:`X \\log(X^\\top Y)` (principal logarithm)."""
@@ -178,3 +178,13 @@ class Orthogonal(Stiefel):
             why = ("det X = -1 (distance 2 to SO(n)): the point lies in the other "
                    "component of O(n)")
         return why
+
+
+def _expm_skew(omega):
+    """exp(Ω) for a real skew-symmetric Ω, orthogonal to rounding for any norm of Ω.
+
+    iΩ is Hermitian: iΩ = V diag(λ) Vᴴ with V unitary, so exp(Ω) = V diag(e^{-iλ}) Vᴴ.
+    Scaling and squaring (``scipy.linalg.expm``) loses orthogonality in proportion to ‖Ω‖.
+    """
+    lam, v = np.linalg.eigh(1j * omega)
+    return np.real((v * np.exp(-1j * lam)) @ v.conj().T)
