@@ -14,8 +14,9 @@ where the data of iteration :math:`t` are :math:`x \\sim U[-1, 1]^p` and
 :math:`\\delta_t = (-1)^t\\, 100\\, t^{-2}` that dies out. The limit problem has the known
 solution :math:`\\beta^* = (10, -15, 0, \\dots)` (``problem.xopt``).
 
-We compare :func:`jitopt.solvers.online_dca` with the adaptive sample-size rule, the same
-method with the schedule :math:`N_k = \\lceil k^{2.1}\\rceil`, and a projected minibatch
+We compare :func:`jitopt.solvers.online_dca` with the paper's adaptive sample-size rule,
+with the variance-based norm test (``rule="norm_test"``, a departure from the paper), with
+the schedule :math:`N_k = \\lceil k^{2.1}\\rceil`, and a projected minibatch
 stochastic subgradient method (batch 100, step :math:`0.3/\\sqrt k`), all on the same
 stream, and plot the distance to :math:`\\beta^*` against the number of samples drawn.
 See :doc:`/theory/dc`.
@@ -33,7 +34,7 @@ beta_star = problem.xopt
 budget = 100_000
 
 curves = {}
-for rule in ("adaptive", "schedule"):
+for rule in ("adaptive", "norm_test", "schedule"):
     dist = []
     res = jitopt.solvers.online_dca(problem, rule=rule, max_samples=budget, max_iter=10**6,
                                     rng=0, history=True,

@@ -10,7 +10,7 @@ from jitopt.problems import online_sparse_robust_regression
 from jitopt.sets import Box, L1Ball, L2Ball, Simplex
 from jitopt.solvers import online_dca
 from jitopt.solvers.dc import (MCP, SCAD, CappedL1, DCProblem, L1MinusL2, StreamProblem,
-                               _adaptive_sizes)
+                               _adaptive_sizes, _half_variance, _norm_test_sizes)
 
 
 def fixed_stream(A, b):
@@ -144,9 +144,9 @@ def test_one_d_brute_force_global():
     assert abs(res.x[0] - 0.2) <= 1e-10
 
 
-def test_stochastic_concave_part_two_sample_sizes():
-    # O2b: G = (x - xi)^2, xi ~ N(0, 1); H = |x - zeta|, zeta uniform on {-1, 0, 1}.
-    # Critical set {-1/6, 0, 1/6} (0 is a local max); the iterates end near it.
+def o2b_problem():
+    """O2b: G = (x - xi)^2, xi ~ N(0, 1); H = |x - zeta|, zeta uniform on {-1, 0, 1}.
+    Critical set {-1/6, 0, 1/6} (0 is a local max)."""
     def sample(t, size, rng):
         xi = rng.standard_normal(size)
         return np.full((size, 1), math.sqrt(2.0)), math.sqrt(2.0) * xi
@@ -158,21 +158,30 @@ def test_stochastic_concave_part_two_sample_sizes():
         r = x[0] - zeta[0]
         return np.mean(np.abs(r)), np.array([np.mean(np.sign(r))])
 
-    prob = DCProblem(StreamProblem(sample, sample_h), 1, loss="squared", concave=concave)
-    res = online_dca(prob, x0=[3.0], rule="adaptive", max_samples=400000, max_iter=10**5,
+    return DCProblem(StreamProblem(sample, sample_h), 1, loss="squared", concave=concave)
+
+
+@pytest.mark.parametrize("rule", ["adaptive", "norm_test"])
+def test_stochastic_concave_part_two_sample_sizes(rule):
+    # the iterates end near the critical set of O2b with both sizes adapted
+    prob = o2b_problem()
+    res = online_dca(prob, x0=[3.0], rule=rule, max_samples=400000, max_iter=10**5,
                      schedule_h=2.1, rng=1, history=True)
     crit = np.array([-1 / 6, 0.0, 1 / 6])
     assert np.min(np.abs(res.x[0] - crit)) <= 0.02
     h = res.history
     t = h["iteration"]
     assert np.all(h["n_h"][1:] >= 1) and np.all(h["n_h"][1:] <= np.ceil(t[1:] ** 2.1))
-    # where the sizes are below the caps, condition 1 of the adaptive rule holds for them:
-    # C_g / (mu N_g^0.45) + C_h / (mu N_h^0.9) <= (mu / 2) ||d_{t-1}||^2 (mu = 1, rho = 0)
     below = np.flatnonzero(h["n_g"][1:] < np.ceil(t[1:] ** 2.1)) + 1
     assert below.size > 0
-    for i in below:
-        need = h["n_g"][i] ** -0.45 + h["n_h"][i] ** -0.9
-        assert need <= 0.5 * h["step"][i - 1] ** 2
+    if rule == "adaptive":
+        # where the sizes are below the caps, condition 1 of the adaptive rule holds:
+        # C_g / (mu N_g^0.49) + C_h / (mu N_h^0.95) <= (mu / 2) ||d_{t-1}||^2 (mu = 1)
+        for i in below:
+            need = h["n_g"][i] ** -0.49 + h["n_h"][i] ** -0.95
+            assert need <= 0.5 * h["step"][i - 1] ** 2
+    else:
+        assert np.all(h["n_g"] >= 2) and np.all(h["n_h"] >= 2)
     assert res.samples == res.samples_g + res.samples_h == h["samples"][-1]
     assert res.samples_h == h["n_h"].sum()
 
@@ -192,6 +201,75 @@ def test_adaptive_sizes_min_total():
     # deterministic h: the official code's formula
     ng, nh = _adaptive_sizes(R, A, 0.0, a, b, False)
     assert nh == 0 and ng == math.ceil((A / R) ** (1 / a))
+
+
+def test_norm_test_sizes_min_total():
+    # closed form of min N_g + N_h s.t. V_g / N_g + V_h / N_h <= R against a grid
+    V_g, V_h, R = 3.0, 0.7, 0.01
+    ng, nh = _norm_test_sizes(R, V_g, V_h, True)
+    assert V_g / ng + V_h / nh <= R
+    grid_g = np.arange(301, 20000)
+    need_h = np.ceil(V_h / (R - V_g / grid_g))
+    assert ng + nh <= np.min(grid_g + need_h) + 2   # optimal up to the two roundings
+    ng, nh = _norm_test_sizes(R, V_g, 0.0, False)
+    assert nh == 0 and ng == math.ceil(V_g / R)
+
+
+@pytest.mark.parametrize("loss", ["lad", "squared", "huber", "hinge"])
+def test_loss_variance_matches_numpy(loss):
+    rng = np.random.default_rng(5)
+    A, b = random_batch(rng, 50, 4, loss)
+    prob = DCProblem(fixed_stream(A, b), 4, loss=loss, huber_delta=0.7,
+                     penalty=CappedL1(0.3, 2.0))
+    x = rng.standard_normal(4)
+    r = A @ x - b
+    deriv = {"lad": np.sign(r), "squared": r, "huber": np.clip(r, -0.7, 0.7),
+             "hinge": np.where(b * (A @ x) < 1, -b, 0.0)}[loss]
+    S = deriv[:, None] * A
+    ref = np.sum((S - S.mean(0)) ** 2) / (len(b) - 1)
+    assert prob.loss_variance((A, b), x) == pytest.approx(ref, rel=1e-12)
+    with pytest.raises(ValueError, match="at least 2"):
+        prob.loss_variance((A[:1], b[:1]), x)
+
+
+def test_half_variance_of_concave_part():
+    # H = |x - zeta|, zeta uniform on {-1, 0, 1}: at x = 0.5 the per-sample subgradient is
+    # +1, +1, -1 with probability 1/3 each, variance 1 - 1/9 = 8/9
+    # with 8/9; one split is a chi-square draw with one degree of freedom here, so average
+    # over many batches (odd size: unequal halves): the estimate is unbiased
+    prob = o2b_problem()
+    zeta = np.random.default_rng(0).integers(-1, 2, (4000, 21)).astype(float)
+    est = [_half_variance(prob, np.array([0.5]), (z,)) for z in zeta]
+    assert np.mean(est) == pytest.approx(8 / 9, rel=0.08)  # standard error 2.2 %
+
+
+def test_norm_test_rule_sizes():
+    # the sizes of iteration t + 1 are the clipped closed form of the norm test, recomputed
+    # here from the iterates and the (reproducible) batches; squared loss, so that the
+    # per-sample subgradients are unique (an LAD solution interpolates data points, where
+    # the selection at the kink depends on rounding)
+    p, theta, floor = 6, 0.8, 0.05
+    beta = np.arange(1.0, p + 1)
+
+    def batch(t, size):
+        r = np.random.default_rng(1000 + t)
+        A = r.uniform(-1, 1, (size, p))
+        return A, A @ beta + r.standard_normal(size)
+
+    prob = DCProblem(StreamProblem(lambda t, size, rng: batch(t, size)), p, loss="squared",
+                     penalty=CappedL1(0.01))
+    xs = [np.zeros(p)]
+    res = online_dca(prob, rule="norm_test", theta=theta, floor=floor, max_iter=40,
+                     history=True, callback=lambda x: xs.append(x.copy()))
+    h = res.history
+    for t in range(1, 40):
+        A, b = batch(t, h["n_g"][t - 1])
+        S = (A @ xs[t] - b)[:, None] * A
+        V = np.sum((S - S.mean(0)) ** 2) / (len(b) - 1)
+        want = math.ceil(V / (theta * h["step"][t - 1]) ** 2)
+        lo, hi = max(2, math.ceil(floor * (t + 1) ** 2.1)), math.ceil((t + 1) ** 2.1)
+        assert h["n_g"][t] == min(max(want, lo), hi)
+    assert np.any((h["n_g"][1:] > 2) & (h["n_g"][1:] < np.ceil(h["iteration"][1:] ** 2.1)))
 
 
 # --------------------------------------------------------------------------------------
@@ -218,12 +296,23 @@ def test_paper_regression_reaches_limit_optimum_with_fewer_samples():
     assert prob.fopt == pytest.approx(0.817885, abs=1e-6)
     assert prob.limit_fun(prob.xopt) == pytest.approx(prob.fopt, abs=5e-3)
     for seed in (0, 1, 2):
-        res_a, n_a = samples_to(prob, "adaptive", seed, 0.1)
-        res_s, n_s = samples_to(prob, "schedule", seed, 0.1)
-        assert n_a is not None and n_s is not None
-        assert res_a.status == Status.CALLBACK
-        assert np.linalg.norm(res_a.x - prob.xopt) <= 0.1
-        assert n_a < n_s
+        for tol in (0.1, 0.05):
+            res_a, n_a = samples_to(prob, "adaptive", seed, tol)
+            res_s, n_s = samples_to(prob, "schedule", seed, tol)
+            assert n_a is not None and n_s is not None
+            assert res_a.status == Status.CALLBACK
+            assert np.linalg.norm(res_a.x - prob.xopt) <= tol
+            assert n_a < n_s
+
+
+def test_norm_test_reaches_005_with_fewer_samples_than_schedule():
+    prob = online_sparse_robust_regression()
+    for seed in (0, 1, 2):
+        res_n, n_n = samples_to(prob, "norm_test", seed, 0.05)
+        res_s, n_s = samples_to(prob, "schedule", seed, 0.05)
+        assert n_n is not None and n_s is not None
+        assert np.linalg.norm(res_n.x - prob.xopt) <= 0.05
+        assert n_n < n_s
 
 
 def test_counters_history_and_reproducibility():
@@ -327,6 +416,8 @@ def test_cvxpy_user_convex_path_matches_numba():
     assert np.linalg.norm(r_nb.x - r_cv.x) <= 1e-5
     with pytest.raises(ValueError, match="numba"):
         online_dca(user, solver="numba")
+    with pytest.raises(ValueError, match="built-in loss"):
+        online_dca(user, rule="norm_test")
 
 
 # --------------------------------------------------------------------------------------
@@ -386,6 +477,14 @@ def test_bad_input():
         online_dca(prob, x0=np.zeros(3))
     with pytest.raises(ValueError, match="alpha_g"):
         online_dca(prob, alpha_g=0.5)
+    with pytest.warns(UserWarning, match="summable"):
+        online_dca(prob, alpha_g=0.45, max_iter=2)  # ceil(t^2.1)^-0.45 is not summable
+    with pytest.raises(ValueError, match="n0"):
+        online_dca(prob, rule="norm_test", n0=1)
+    with pytest.raises(ValueError, match="theta"):
+        online_dca(prob, rule="norm_test", theta=0.0)
+    with pytest.raises(ValueError, match="floor"):
+        online_dca(prob, rule="norm_test", floor=2.0)
     with pytest.raises(TypeError, match="problem"):
         online_dca("not a problem")
     with pytest.raises(ValueError, match="empty"):

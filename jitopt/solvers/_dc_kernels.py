@@ -269,3 +269,26 @@ def mean_loss_subgradient(A, b, code, delta, x, out):
         if g != 0.0:
             for j in range(p):
                 out[j] += g * A[i, j]
+
+
+@njit(cache=True)
+def subgradient_variance(A, b, code, delta, x):
+    r"""The sample variance :math:`\frac1{N-1}\sum_i \|s_i - \bar s\|^2` of the per-sample
+    loss subgradients :math:`s_i = \ell'(a_i^\top x; b_i)\, a_i` (``N >= 2``; two passes).
+
+    It estimates the variance of one sample, :math:`N` times the variance of their mean,
+    which the norm test of the online DCA compares with the step.
+    """
+    n, p = A.shape
+    mean = np.empty(p)
+    mean_loss_subgradient(A, b, code, delta, x, mean)
+    total = 0.0
+    for i in range(n):
+        s = 0.0
+        for j in range(p):
+            s += A[i, j] * x[j]
+        g = _loss_deriv(code, s, b[i], delta)
+        for j in range(p):
+            v = g * A[i, j] - mean[j]
+            total += v * v
+    return total / (n - 1)

@@ -29,6 +29,7 @@ solver :func:`online_dca`.
 """
 
 import math
+import warnings
 
 import numpy as np
 
@@ -367,6 +368,18 @@ class DCProblem:
         xv.value = x
         return float(self.convex(xv, *params).value) + l1
 
+    def loss_variance(self, batch_g, x):
+        r"""The sample variance :math:`\frac1{N-1}\sum_i\|s_i - \bar s\|^2` of the
+        per-sample subgradients :math:`s_i = \ell'(a_i^\top x; b_i)\,a_i` of a built-in loss
+        on a batch of at least two samples (the :math:`\ell_1` part of :math:`g` is
+        deterministic and adds no variance)."""
+        if self.convex is not None:
+            raise ValueError("the variance of the convex part needs a built-in loss")
+        A, b = self._loss_batch(batch_g)
+        if A.shape[0] < 2:
+            raise ValueError(f"batch_g must hold at least 2 samples, got {A.shape[0]}")
+        return float(_k.subgradient_variance(A, b, self.loss_code, self.huber_delta, x))
+
     def _loss_batch(self, batch):
         if len(batch) != 2 or batch[0].ndim != 2 or batch[0].shape[1] != self.dim \
                 or batch[1].ndim != 1:
@@ -523,15 +536,35 @@ def _adaptive_sizes(R, A, B, a, b, with_h):
     return _ceil_int(ng), _ceil_int(nh)
 
 
+def _norm_test_sizes(R, V_g, V_h, with_h):
+    """Smallest (N_g, N_h) with V_g / N_g + V_h / N_h <= R (least N_g + N_h; closed form)."""
+    if R <= 0:
+        return 2 ** 62, (2 ** 62 if with_h else 0)
+    root = math.sqrt(V_g) + (math.sqrt(V_h) if with_h else 0.0)
+    ng = _ceil_int(math.sqrt(V_g) * root / R)
+    return ng, (_ceil_int(math.sqrt(V_h) * root / R) if with_h else 0)
+
+
+def _half_variance(problem, x, batch_h):
+    """Estimate of the one-sample variance of the subgradient of h: the difference of the
+    sample-mean subgradients on the two halves (sizes m, n - m) of the batch has variance
+    V (1/m + 1/(n - m))."""
+    n = batch_h[0].shape[0]
+    m = n // 2
+    _, y1 = problem.concave_part(x, tuple(a[:m] for a in batch_h))
+    _, y2 = problem.concave_part(x, tuple(a[m:] for a in batch_h))
+    return float(np.sum((y1 - y2) ** 2)) / (1.0 / m + 1.0 / (n - m))
+
+
 # --------------------------------------------------------------------------------------
 # the solver
 # --------------------------------------------------------------------------------------
 
 def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c_g=1.0,
-               c_h=1.0, alpha_g=0.45, alpha_h=0.9, rho=0.0, schedule_g=2.1, schedule_h=1.1,
-               max_iter=1000, max_samples=None, max_time=None, tol_step=1e-10,
-               subproblem_tol=1e-10, solver="auto", callback=None, history=False, disp=False,
-               rng=None):
+               c_h=1.0, alpha_g=0.49, alpha_h=0.95, rho=0.0, schedule_g=2.1, schedule_h=1.1,
+               theta=1.0, floor=0.01, max_iter=1000, max_samples=None, max_time=None,
+               tol_step=1e-10, subproblem_tol=1e-10, solver="auto", callback=None,
+               history=False, disp=False, rng=None):
     r"""Online adaptive-sampling proximal DCA (ospDCA) for stochastic DC problems.
 
     Iteration :math:`t = 1, 2, \dots` draws fresh samples of sizes :math:`N_{g,t}` and
@@ -556,7 +589,32 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
       and the caps :math:`(\lceil (t+1)^{a}\rceil, \lceil (t+1)^{b}\rceil)`, ``a, b =
       schedule_g, schedule_h``. A large step allows few samples; near a critical point the
       caps decide. Without samples for :math:`h`, :math:`N_h = 0` and the :math:`C_h` term
-      is dropped.
+      is dropped. The caps must themselves satisfy the paper's summability condition for
+      the rule's exponents (:math:`\alpha_g a > 1`, :math:`\alpha_h b > 1`), which the
+      defaults :math:`\alpha_g = 0.49 \in (1/2.1, 1/2)` and :math:`\alpha_h = 0.95 \in
+      (1/1.1, 1)` do; other choices give a ``UserWarning`` (the authors' code uses
+      :math:`\alpha_g = 0.45`, for which :math:`\lceil t^{2.1}\rceil` is not summable).
+    * ``"norm_test"`` (a departure from the paper: the norm test of Byrd et al. 2012 with the
+      step of the proximal method): the smallest :math:`(N_g, N_h)` (least sum, closed form
+      :math:`N_g = \sqrt{V_g}(\sqrt{V_g} + \sqrt{V_h})/R`, the same with :math:`\sqrt{V_h}`
+      first for :math:`N_h`) with
+
+      .. math::
+
+          \frac{V_g}{N_g} + \frac{V_h}{N_h} \le R = \theta^2\mu^2\|x_{t+1} - x_t\|^2 ,
+
+      where :math:`V_g` is the sample variance of the per-sample loss subgradients at
+      :math:`x_{t+1}` and :math:`V_h` that of one sample of :math:`\partial H` (estimated
+      from the two halves of the batch of :math:`h`). Since the subproblem solution is
+      :math:`1/\mu`-Lipschitz in its linear term, :math:`\sqrt{V_g/N_g + V_h/N_h}/\mu` bounds
+      the first-order sampling error of the step, so the test keeps it below
+      :math:`\theta` times the step: the paper's condition with the sampling error of the
+      *decrease* localized to the step (:math:`\|d\|\sqrt{V/N}` instead of a uniform
+      :math:`C_g N^{-\alpha_g}`). The sizes are then clipped to
+      :math:`[\max(2, \lceil \phi (t+1)^a\rceil), \lceil (t+1)^a\rceil]` (the same with
+      :math:`b` for :math:`h`), :math:`\phi = ` ``floor``: for :math:`a > 2, b > 1` the
+      lower schedule is summable, so the paper's condition 2 and hence its convergence
+      theorem hold for any ``floor > 0``. Needs a built-in loss.
     * ``"schedule"``: :math:`N_{g,t} = \lceil t^{a}\rceil`, :math:`N_{h,t} = \lceil
       t^{b}\rceil` (summable when :math:`a > 2, b > 1`).
     * ``"fixed"``: :math:`N_g = ` ``n0`` and :math:`N_h = ` ``n0_h`` at every iteration.
@@ -572,16 +630,21 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
         Starting point (zeros by default), projected onto :math:`C`.
     mu : float
         Proximal parameter :math:`\mu > 0` (constant).
-    rule : {"adaptive", "schedule", "fixed"}
+    rule : {"adaptive", "norm_test", "schedule", "fixed"}
     n0, n0_h : int
         Sample sizes of the first iteration (``n0_h`` defaults to ``n0``; it is 0 when
-        :math:`h` has no samples).
+        :math:`h` has no samples; at least 2 for ``"norm_test"``).
     c_g, c_h, alpha_g, alpha_h, rho : float
         Constants of the adaptive rule: :math:`C_g, C_h > 0`,
         :math:`\alpha_g \in (0, 1/2)`, :math:`\alpha_h \in (0, 1)` and
-        :math:`\rho = \rho_g + \rho_h \ge 0` (weak-convexity moduli).
+        :math:`\rho = \rho_g + \rho_h \ge 0` (weak-convexity moduli); for ``"adaptive"``
+        :math:`\alpha_g` ``* schedule_g`` and :math:`\alpha_h` ``* schedule_h`` should exceed
+        1 (a ``UserWarning`` otherwise).
     schedule_g, schedule_h : float
         Exponents of the schedule and of the caps.
+    theta, floor : float
+        The norm test's ratio :math:`\theta > 0` of the sampling-error bound to the step,
+        and the constant :math:`\phi \in [0, 1]` of its lower schedule.
     max_iter, max_samples, max_time : optional
         Stop after this many iterations, samples drawn (both parts) or seconds.
     tol_step : float
@@ -615,7 +678,7 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
     if not isinstance(problem, DCProblem):
         raise TypeError(f"problem must be a DCProblem, got {type(problem).__name__}")
     mu = check_real("mu", mu, low=0.0, low_open=True)
-    check_choice("rule", rule, ("adaptive", "schedule", "fixed"))
+    check_choice("rule", rule, ("adaptive", "norm_test", "schedule", "fixed"))
     n0 = check_int("n0", n0, low=1)
     n0_h = n0 if n0_h is None else check_int("n0_h", n0_h, low=1)
     c_g = check_real("c_g", c_g, low=0.0, low_open=True)
@@ -625,6 +688,8 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
     rho = check_real("rho", rho, low=0.0)
     schedule_g = check_real("schedule_g", schedule_g, low=0.0, low_open=True)
     schedule_h = check_real("schedule_h", schedule_h, low=0.0, low_open=True)
+    theta = check_real("theta", theta, low=0.0, low_open=True)
+    floor = check_real("floor", floor, low=0.0, high=1.0)
     max_iter = check_int("max_iter", max_iter, low=1)
     if max_samples is not None:
         max_samples = check_int("max_samples", max_samples, low=1)
@@ -636,6 +701,19 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
     if solver == "numba" and not problem.has_numba_solver:
         raise ValueError("solver='numba' needs a built-in loss and a constraint that is not a "
                          "Simplex")
+    with_h = problem.stream.has_h
+    for part, alpha, a in (("g", alpha_g, schedule_g), ("h", alpha_h, schedule_h)):
+        if rule == "adaptive" and (part == "g" or with_h) and alpha * a <= 1.0:
+            warnings.warn(f"alpha_{part} * schedule_{part} = {alpha} * {a} <= 1: the cap "
+                          f"ceil(t^{a}) is not summable with the rule's exponent, so the "
+                          f"convergence theorem (Thm. 5.3 with condition 2) does not apply",
+                          UserWarning, stacklevel=2)
+    if rule == "norm_test" and (n0 < 2 or (with_h and n0_h < 2)):
+        raise ValueError("rule='norm_test' estimates variances and needs n0 >= 2 and "
+                         "n0_h >= 2")
+    if rule == "norm_test" and problem.convex is not None:
+        raise ValueError("rule='norm_test' estimates the variance of a built-in loss; a user "
+                         "convex part needs rule='adaptive', 'schedule' or 'fixed'")
     rng = check_rng(rng)
     d = problem.dim
     if x0 is None:
@@ -649,7 +727,6 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
     x = problem.project(x)
 
     stream = problem.stream
-    with_h = stream.has_h
     base_g, base_h = stream.samples_g, stream.samples_h
     n_g, n_h = (n0, n0_h if with_h else 0)
     if rule == "schedule":
@@ -689,6 +766,9 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
         g_new = sub_val + y @ x_new - 0.5 * mu * step ** 2
         h_new, _ = problem.concave_part(x_new, batch_h)
         fun = float(g_new - h_new)
+        if rule == "norm_test":
+            V_g = problem.loss_variance(batch_g, x_new)
+            V_h = _half_variance(problem, x_new, batch_h) if with_h else 0.0
         x = x_new
         nit = t
         if rows is not None:
@@ -719,6 +799,13 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
             nh = max(nh, 1) if with_h else 0
             # either condition 1 or both caps, whichever is cheaper
             n_g, n_h = (ng, nh) if ng + nh <= cap_g + cap_h else (cap_g, cap_h)
+        elif rule == "norm_test":
+            cap_g = _ceil_int((t + 1) ** schedule_g)
+            ng, nh = _norm_test_sizes((theta * mu * step) ** 2, V_g, V_h, with_h)
+            n_g = min(max(ng, _ceil_int(floor * (t + 1) ** schedule_g), 2), cap_g)
+            if with_h:
+                cap_h = _ceil_int((t + 1) ** schedule_h)
+                n_h = min(max(nh, _ceil_int(floor * (t + 1) ** schedule_h), 2), cap_h)
     problem.counts.nifo += drawn()
     hist = None
     if rows is not None:
