@@ -40,6 +40,10 @@ def objective(X, y, w):
     return 0.5 * float(r @ r) / X.shape[0]
 
 
+def true_positives(w, beta):
+    return len(set(np.flatnonzero(w)) & set(np.flatnonzero(beta)))
+
+
 def f1(w, beta):
     s, t = set(np.flatnonzero(w)), set(np.flatnonzero(beta))
     return 2 * len(s & t) / (len(s) + len(t)) if s or t else 1.0
@@ -62,14 +66,15 @@ def methods(X, y, k, lo, hi, scenario):
     cset = NonNegative() if np.isinf(hi) else Box(lo, hi)
     exact = "signed" if np.isinf(hi) else "gain"
 
-    def ours(selection, relax):
+    def ours(selection, relax, swap="auto"):
         return lambda: iht(least_squares(X, y), k, constraint=cset, selection=selection,
-                           relax=relax)
+                           relax=relax, swap=swap)
 
     out = {
         "iht k* magnitude": ours("magnitude", 1.0),
         f"iht k* {exact}": ours(exact, 1.0),
         "iht relax-prune-refit": ours(exact, 2.0),
+        "iht rpr without swap": ours(exact, 2.0, 0),
     }
     import abess
     from sklearn.linear_model import OrthogonalMatchingPursuit, lasso_path
@@ -139,8 +144,9 @@ def run_instance(config, scenario, seed, repeats):
     best = min(cands)
     for name, r in rows.items():
         w = r["w"]
-        r.update(f1=f1(w, beta), obj=objective(X, y, w), viol=violation(w, lo, hi),
-                 nnz=int(np.count_nonzero(w)), clipped=objective(X, y, np.clip(w, lo, hi)),
+        r.update(f1=f1(w, beta), tp=true_positives(w, beta), obj=objective(X, y, w),
+                 viol=violation(w, lo, hi), nnz=int(np.count_nonzero(w)),
+                 clipped=objective(X, y, np.clip(w, lo, hi)),
                  refit=objective(X, y, refit(X, y, np.flatnonzero(w), lo, hi)))
         r["gap"] = (r["obj"] - best) / best if r["viol"] <= 1e-9 else None
         if name == "Lasso+ path":
@@ -198,7 +204,10 @@ def main(argv=None):
             ref = "abess bounded" if scenario == "nonneg-active" else "abess"
             f1_abess = np.mean([r["f1"] for r in per[ref]])
             f1_rpr = np.mean([r["f1"] for r in per["iht relax-prune-refit"]])
-            f1_rows.append((config, scenario, ref, f1_rpr, f1_abess, f1_rpr - f1_abess))
+            f1_rows.append((config, scenario, ref, f1_rpr, f1_abess, f1_rpr - f1_abess,
+                            np.mean([r["tp"] for r in per["iht relax-prune-refit"]]),
+                            np.mean([r["tp"] for r in per[ref]]),
+                            np.mean([r["nnz"] for r in per[ref]])))
             if f1_rpr < f1_abess - 0.05:
                 targets["rpr F1 >= abess F1 - 0.05"] = False
             print(f"\n== config {config} {CONFIGS[config]} (n, p, k*, rho, SNR), scenario "
@@ -208,7 +217,7 @@ def main(argv=None):
                 gaps = [r["gap"] for r in rs]
                 t = np.median([r["time"] for r in rs])
                 table.append((
-                    name, np.mean([r["f1"] for r in rs]),
+                    name, np.mean([r["f1"] for r in rs]), np.mean([r["tp"] for r in rs]),
                     np.mean([r["nnz"] for r in rs]),
                     np.mean([r["obj"] for r in rs]),
                     None if any(g is None for g in gaps) else 100 * max(gaps),
@@ -218,9 +227,9 @@ def main(argv=None):
                     1e3 * t, t_ref / t,
                     None if rs[0]["nit"] is None else np.mean([r["nit"] for r in rs]),
                     None if rs[0]["inc"] is None else sum(r["inc"] for r in rs)))
-            print_table([("method", "s"), ("F1", ".3f"), ("nnz", ".1f"), ("objective", ".4f"),
-                         ("max gap %", ".3f"), ("max viol", ".2g"), ("clipped obj", ".4f"),
-                         ("refit obj", ".4f"), ("CPU ms", ".1f"),
+            print_table([("method", "s"), ("F1", ".3f"), ("TP", ".1f"), ("nnz", ".1f"),
+                         ("objective", ".4f"), ("max gap %", ".3f"), ("max viol", ".2g"),
+                         ("clipped obj", ".4f"), ("refit obj", ".4f"), ("CPU ms", ".1f"),
                          ("t_rpr/t", ".2f"), ("iters", ".0f"), ("increases", "d")], table)
             med = {name: np.median([r["time"] for r in rs]) for name, rs in per.items()}
             wall = {name: np.median([r["wall"] for r in rs]) for name, rs in per.items()}
@@ -237,7 +246,8 @@ def main(argv=None):
                  for c, s, tr, tk, ta, tb, rw in summary])
     print("\n== support F1: relax-prune-refit vs abess (mean over seeds) ==")
     print_table([("config", "s"), ("scenario", "s"), ("reference", "s"), ("F1 rpr", ".3f"),
-                 ("F1 abess", ".3f"), ("difference", "+.3f")], f1_rows)
+                 ("F1 abess", ".3f"), ("difference", "+.3f"), ("TP rpr", ".1f"),
+                 ("TP abess", ".1f"), ("nnz abess", ".1f")], f1_rows)
     print("\n== targets ==")
     for name, ok in targets.items():
         print(f"  {'met' if ok else 'NOT MET':8s} {name}")

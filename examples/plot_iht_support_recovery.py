@@ -13,7 +13,8 @@ We recover a sparse signal :math:`\\beta^*` with :math:`k = 8` nonzeros of eithe
    -1.5 \\le w_j \\le 1.5 .
 
 * ``jitopt.sparse.iht`` with the box as the constraint, the exact ``"gain"`` selection
-  and relax → prune → refit (``relax=2``), see :doc:`/theory/iht`;
+  and relax → prune → refit (``relax=2``), which ends with an exchange search over supports
+  whose refits keep the bounds (``swap``), see :doc:`/theory/iht`;
 * abess (best-subset selection by splicing) with the same bounds
   (``beta_low``/``beta_high``);
 * the Lasso path of scikit-learn (LARS), taking the largest model with at most :math:`k`
@@ -74,6 +75,7 @@ methods = {"jitopt IHT-2SP (box)": fit_iht, "Lasso path, clipped": fit_lasso}
 if abess is not None:
     methods["abess with bounds"] = fit_abess
 
+fit_iht(*sparse_regression_data(40, 30, 3, rng=0)[:2])  # compile (or load) the kernels first
 scores = {name: np.zeros((len(snrs), 2)) for name in methods}
 times = {name: 0.0 for name in methods}
 for i, snr in enumerate(snrs):

@@ -187,6 +187,92 @@ def test_exact_projection_gives_monotone_descent():
     assert np.all(np.diff(res.history["fun"]) <= 1e-12)
 
 
+# -- the exchange search (swap) ------------------------------------------------------------
+
+def test_box_qp_matches_bvls():
+    from jitopt.sparse._kernels import box_qp
+
+    rng = np.random.default_rng(30)
+    for _ in range(60):
+        n, k = rng.integers(3, 30), rng.integers(1, 10)  # n < k too: singular Gram blocks
+        X, y = rng.standard_normal((n, k)), 3 * rng.standard_normal(n)
+        lo = np.where(rng.random(k) < 0.5, -rng.uniform(0, 1, k), 0.0)
+        hi = np.where(rng.random(k) < 0.3, np.inf, rng.uniform(0, 1, k))
+        Q, c = X.T @ X / n, X.T @ y / n
+        v = np.zeros(k)
+        q = box_qp(Q, c, lo, hi, v, 1000)
+        ref = lsq_linear(X, y, bounds=(lo, hi), method="bvls", tol=1e-13).x
+        assert np.all(v >= lo) and np.all(v <= hi)
+        assert q == pytest.approx(0.5 * v @ Q @ v - c @ v, abs=1e-12)
+        assert q <= 0.5 * ref @ Q @ ref - c @ ref + 1e-12
+
+
+def correlated_instance(rng, n=30, p=12, k=4, rho=0.8):
+    """AR(1) columns and +-U[1, 2] true values: plain IHT often stalls here."""
+    Z = rng.standard_normal((n, p))
+    X = np.empty((n, p))
+    X[:, 0] = Z[:, 0]
+    for j in range(1, p):
+        X[:, j] = rho * X[:, j - 1] + np.sqrt(1 - rho ** 2) * Z[:, j]
+    beta = np.zeros(p)
+    S = rng.choice(p, k, replace=False)
+    beta[S] = rng.uniform(1, 2, k) * rng.choice([-1, 1], k)
+    return X, X @ beta + rng.standard_normal(n)
+
+
+@pytest.mark.parametrize("scenario", ["nonneg", "box"])
+def test_swap_never_increases_keeps_k_nonzeros_and_feasibility(scenario):
+    from jitopt.sparse._iht import _splice
+
+    rng = np.random.default_rng(31)
+    p, k = 12, 4
+    lo = np.zeros(p) if scenario == "nonneg" else -rng.uniform(0.5, 1.5, p)
+    hi = np.full(p, np.inf) if scenario == "nonneg" else rng.uniform(0.5, 1.5, p)
+    cset = NonNegative() if scenario == "nonneg" else Box(lo, hi)
+    for _ in range(20):
+        X, y = correlated_instance(rng)
+        x0 = np.zeros(p)  # a random feasible start with k - 1 nonzeros
+        S = rng.choice(p, k - 1, replace=False)
+        x0[S] = np.clip(rng.standard_normal(k - 1), lo[S], hi[S])
+        w, f, _ = _splice(least_squares(X, y), x0, k, lo, hi, 3)
+        assert f <= objective(X, y, x0) and f == pytest.approx(objective(X, y, w), rel=1e-12)
+        assert cset.contains(w)
+        # exactly k nonzeros, unless the best fit over all coordinates has fewer (then the
+        # search must have found it)
+        full = lsq_linear(X, y, bounds=(lo, hi), method="bvls", tol=1e-13).x
+        if np.count_nonzero(np.abs(full) > 1e-12) < k:
+            assert f == pytest.approx(objective(X, y, full), rel=1e-9)
+        else:
+            assert np.count_nonzero(w) == k
+        # the same search after IHT: never worse than IHT's own refitted output
+        plain = iht(least_squares(X, y), k, constraint=cset, selection="auto", refit=True,
+                    swap=0)
+        swapped = iht(least_squares(X, y), k, constraint=cset, selection="auto", swap=3)
+        assert swapped.fun <= plain.fun * (1 + 1e-10)
+        assert cset.contains(swapped.x) and swapped.n_nonzero <= k
+
+
+def test_swap_finds_best_subset_where_plain_iht_fails():
+    rng = np.random.default_rng(21)
+    p, k = 12, 4
+    lo, hi = np.full(p, -1.5), np.full(p, 1.5)
+    plain_hits = swap_hits = rpr_hits = rescued = 0
+    for _ in range(30):
+        X, y = correlated_instance(rng, p=p, k=k)
+        fstar = best_subset(X, y, k, lo, hi)
+        runs = [iht(least_squares(X, y), k, constraint=Box(-1.5, 1.5), selection="gain",
+                    **options) for options in (dict(refit=True, swap=0), dict(swap=3),
+                                               dict(relax=2.0))]
+        hit = [r.fun <= fstar * (1 + 1e-8) for r in runs]
+        plain_hits += hit[0]
+        swap_hits += hit[1]
+        rpr_hits += hit[2]
+        rescued += hit[1] and not hit[0]
+    assert plain_hits <= 15  # plain IHT at k (refitted) misses the best subset often here
+    assert rescued >= 10 and swap_hits >= 24  # the exchange search repairs most misses
+    assert rpr_hits >= 28  # relax -> prune -> exchange search (the default with relax=2)
+
+
 # -- variants -----------------------------------------------------------------------------
 
 def test_zo_estimator_unbiased_on_quadratic():
@@ -264,11 +350,20 @@ def test_gram_and_plain_gradients_agree():
     X, y, _ = sparse_regression_data(30, 50, 4, rng=12)
     w = np.zeros(50)
     w[[3, 7, 11]] = [1.0, -2.0, 0.5]
-    f1, g1 = least_squares(X, y, gram=True).cost_and_egrad(w)
+    cached = least_squares(X, y, gram=True)
+    for t in range(5):  # rows are cached once the support has stayed for 3 evaluations
+        f1, g1 = cached.cost_and_egrad(w)
+        np.testing.assert_allclose(g1, X.T @ (X @ w - y) / 30, atol=1e-12)
+        assert cached._counter[0] == (3 if t >= 2 else 0)
     f2, g2 = least_squares(X, y, gram=False).cost_and_egrad(w)
-    np.testing.assert_allclose(g1, X.T @ (X @ w - y) / 30, atol=1e-12)
     np.testing.assert_allclose(g2, g1, atol=1e-12)
     assert f1 == pytest.approx(objective(X, y, w), rel=1e-13) and f1 == f2
+    idx = np.array([7, 40, 3])
+    np.testing.assert_allclose(cached.gram_rows(idx), X[:, idx].T @ X / 30, atol=1e-12)
+    Q, c = cached.gram_block(idx)
+    np.testing.assert_allclose(Q, X[:, idx].T @ X[:, idx] / 30, atol=1e-12)
+    np.testing.assert_allclose(c, X[:, idx].T @ y / 30, atol=1e-12)
+    np.testing.assert_allclose(cached.gram_diagonal(), (X ** 2).sum(0) / 30, atol=1e-12)
 
 
 def test_relax_prune_refit_is_k_sparse_and_refitted():
@@ -373,6 +468,16 @@ def test_bad_input():
         IHTRegressor(2).fit(X, y[:-1])
     with pytest.raises(ValueError, match="constraint"):
         IHTRegressor(2, constraint="positive").fit(X, y)
+    with pytest.raises(ValueError, match="constraint"):
+        iht(problem, 2, constraint="positive")
+    with pytest.raises(TypeError, match="constraint"):
+        iht(problem, 2, constraint=3)
+    with pytest.raises(ValueError, match="swap must be in"):
+        iht(problem, 2, swap=-1)
+    with pytest.raises(ValueError, match="swap > 0 needs"):
+        iht(problem, 2, constraint=L2Ball(1.0), swap=2)
+    with pytest.raises(ValueError, match="swap > 0 needs"):
+        iht(logistic(X, np.sign(y)), 2, swap=2)
 
 
 def test_user_arrays_not_modified():

@@ -9,6 +9,8 @@ from .._core.validation import check_int, check_real, check_rng
 __all__ = ["least_squares", "logistic", "sparse_regression_data", "LeastSquares", "Logistic"]
 
 _GRAM_BUDGET = 2 ** 24  # floats of cached Gram rows (128 MiB)
+_PERSIST = 2  # consecutive evaluations with j in the support before its Gram row is cached
+# (at least; the support size m when larger)
 
 
 def _data(X, y):
@@ -43,41 +45,81 @@ def _residual(w, X, y):
 
 
 @njit(cache=True)
-def _ls_full(w, X, y, b, cache, slot, counter):
+def _column_norms2(X):
+    """Squared norms of the columns of X (one pass over X in memory order)."""
+    n, p = X.shape
+    out = np.zeros(p)
+    for i in range(n):
+        for j in range(p):
+            out[j] += X[i, j] * X[i, j]
+    return out
+
+
+@njit(cache=True)
+def _ls_full(w, X, y, b, cache, slot, last, streak, counter, persist):
     """Cost and gradient of ||Xw - y||^2/(2n), with the Gram rows G_j = X^T x_j / n of the
-    support cached in ``cache`` (``slot[j]`` its row, -1 if absent) when they fit."""
+    support cached in ``cache`` (``slot[j]`` its row, -1 if absent) when they fit.
+
+    A row is computed only for a coordinate that has been in the support at the last
+    ``max(persist, m)`` calls (``streak[j]``; ``last[j]`` is the last call with ``j`` in the
+    support, ``counter[1]`` the call number, m the support size); while a support coordinate
+    has no row the gradient is ``X^T r / n`` (one pass over X, about the cost of one row).
+    Renting dense gradients for about m calls before buying the m rows at most doubles the
+    cost of either choice made in hindsight (the ski-rental argument): short runs with a
+    moving support never pay for rows, long runs on a settled support get O(pm) gradients.
+    """
     n, p = X.shape
     r = _residual(w, X, y)
     f = 0.5 * np.dot(r, r) / n
     support = np.flatnonzero(w)
     cap = cache.shape[0]
+    call = counter[1] + 1
+    counter[1] = call
     if support.shape[0] > cap // 2 or support.shape[0] * 4 > n + p:
         return f, np.dot(X.T, r) / n
+    m = support.shape[0]
+    # ski rental: a row costs about one pass over X, as a dense gradient does, so rows are
+    # bought once the support has been rented (dense gradients) for about m evaluations
+    need = max(persist, m)
+    persistent = np.empty(m, dtype=np.bool_)
+    for t in range(m):
+        j = support[t]
+        streak[j] = streak[j] + 1 if last[j] == call - 1 else 1
+        last[j] = call
+        persistent[t] = streak[j] >= need
     missing = 0
-    for j in support:
-        if slot[j] < 0:
-            missing += 1
+    transient = 0
+    for t in range(m):
+        if slot[support[t]] < 0:
+            missing += persistent[t]
+            transient += not persistent[t]
     if counter[0] + missing > cap:
         slot[:] = -1
         counter[0] = 0
-        missing = support.shape[0]
+        missing = 0
+        for t in range(m):
+            missing += persistent[t]
+        transient = m - missing
     if missing > 0:
         # the missing rows in one product X^T [x_j ...], reading X once
         cols = np.empty((n, missing))
         new = np.empty(missing, dtype=np.int64)
-        m = 0
-        for j in support:
-            if slot[j] < 0:
-                new[m] = j
+        c = 0
+        for t in range(m):
+            j = support[t]
+            if slot[j] < 0 and persistent[t]:
+                new[c] = j
                 for i in range(n):
-                    cols[i, m] = X[i, j]
-                m += 1
+                    cols[i, c] = X[i, j]
+                c += 1
         rows = np.dot(X.T, cols)
         for t in range(missing):
             for i in range(p):
                 cache[counter[0], i] = rows[i, t] / n
             slot[new[t]] = counter[0]
             counter[0] += 1
+    if transient > 0:
+        return f, np.dot(X.T, r) / n
     g = np.empty(p)
     for i in range(p):
         g[i] = -b[i]
@@ -95,9 +137,11 @@ class LeastSquares(FiniteSumProblem):
 
     A :class:`~jitopt.FiniteSumProblem` on :math:`\mathbb R^p`. The full gradient
     :math:`\frac1n X^\top(Xw - y)` of a sparse :math:`w` is assembled from cached rows of the
-    Gram matrix :math:`G = X^\top X/n` (each row is computed the first time its coordinate
-    enters a support), so an iteration of a sparse solver costs :math:`O(pk)` plus
-    :math:`O(np)` per newly visited coordinate, not :math:`O(np)`; dense ``w`` use
+    Gram matrix :math:`G = X^\top X/n`, so an iteration of a sparse solver on a settled
+    support costs :math:`O(pk)`, not :math:`O(np)`. A row costs about as much as one dense
+    gradient :math:`X^\top r/n`, so it is computed only once its coordinate has stayed in the
+    support for :math:`\max(2, k)` consecutive evaluations (until then the gradient is the
+    dense one): short runs on a moving support compute no row. Dense ``w`` use
     :math:`X^\top r` directly. Minibatches ``idx`` use the rows of ``X``.
 
     Attributes
@@ -118,14 +162,18 @@ class LeastSquares(FiniteSumProblem):
         cap = 0 if gram is False else min(p, max(64, _GRAM_BUDGET // p))
         self._cache = np.empty((cap, p))
         self._slot = np.full(p, -1, dtype=np.int64)
-        self._counter = np.zeros(1, dtype=np.int64)
+        self._last = np.full(p, -2, dtype=np.int64)  # last call with j in the support
+        self._streak = np.zeros(p, dtype=np.int64)  # consecutive calls with j in it
+        self._counter = np.zeros(2, dtype=np.int64)  # rows cached, calls made
         self._lipschitz = None
+        self._diag = None
         super().__init__(Euclidean(p), self._cost_idx, self._egrad_idx, n)
         self._cost_and_egrad = self._full
 
     def _full(self, w):
         w = np.require(w, float, "CW")
-        return _ls_full(w, self.X, self.y, self._b, self._cache, self._slot, self._counter)
+        return _ls_full(w, self.X, self.y, self._b, self._cache, self._slot, self._last,
+                        self._streak, self._counter, _PERSIST)
 
     def _cost_idx(self, w, idx):
         if idx.shape[0] == self.n_samples:
@@ -150,17 +198,44 @@ class LeastSquares(FiniteSumProblem):
     def gram_block(self, support):
         r"""``(Q, c)`` with :math:`Q = X_S^\top X_S/n` and :math:`c = X_S^\top y/n`, so that
         :math:`R(w) = \frac12 w_S^\top Q w_S - c^\top w_S + \|y\|^2/(2n)` for
-        :math:`\operatorname{supp} w \subseteq S` (from the cached Gram rows when they fit)."""
+        :math:`\operatorname{supp} w \subseteq S` (from the cached Gram rows when all rows of
+        :math:`S` are cached, else :math:`O(n|S|^2)` from the columns of :math:`X`)."""
         support = np.asarray(support, dtype=np.int64)
-        if self._cache.shape[0] >= support.shape[0]:
-            w = np.zeros(self.manifold.shape[0])
-            w[support] = 1.0
-            self._full(w)  # caches the rows of the support
-            if np.all(self._slot[support] >= 0):
-                Q = self._cache[self._slot[support]][:, support]
-                return 0.5 * (Q + Q.T), self._b[support].copy()
+        if np.all(self._slot[support] >= 0):
+            Q = self._cache[self._slot[support]][:, support]
+            return 0.5 * (Q + Q.T), self._b[support].copy()
         Xs = self.X[:, support]
         return Xs.T @ Xs / self.n_samples, self._b[support].copy()
+
+    def gram_rows(self, idx):
+        r"""The rows ``idx`` of :math:`G = X^\top X/n`, shape ``(len(idx), p)`` (a copy; rows
+        not cached yet are computed in one product and cached when they fit)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        cap = self._cache.shape[0]
+        if idx.shape[0] > cap:
+            return (self.X[:, idx].T @ self.X) / self.n_samples
+        missing = idx[self._slot[idx] < 0]
+        if missing.shape[0]:
+            if self._counter[0] + missing.shape[0] > cap:
+                self._slot[:] = -1
+                self._counter[0] = 0
+                missing = idx
+            start = self._counter[0]
+            self._cache[start:start + missing.shape[0]] = \
+                (self.X[:, missing].T @ self.X) / self.n_samples
+            self._slot[missing] = np.arange(start, start + missing.shape[0])
+            self._counter[0] += missing.shape[0]
+        return self._cache[self._slot[idx]]
+
+    def gram_rhs(self):
+        r""":math:`X^\top y/n`, so that :math:`\nabla R(w) = Gw - X^\top y/n`."""
+        return self._b
+
+    def gram_diagonal(self):
+        r"""The diagonal of :math:`X^\top X/n` (squared column norms over :math:`n`)."""
+        if self._diag is None:
+            self._diag = _column_norms2(self.X) / self.n_samples
+        return self._diag
 
     def lipschitz(self):
         r"""An upper estimate of :math:`L = \lambda_{\max}(X^\top X/n)`, the Lipschitz constant

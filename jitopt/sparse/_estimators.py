@@ -8,7 +8,6 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..problems._sparse import LeastSquares, Logistic
-from ..sets import ConvexSet, NonNegative
 from ._iht import iht
 
 __all__ = ["IHTRegressor", "IHTClassifier"]
@@ -26,18 +25,9 @@ def _sparsity(n_nonzero_coefs, p):
     return int(n_nonzero_coefs)
 
 
-def _constraint(constraint):
-    if constraint is None or isinstance(constraint, ConvexSet):
-        return constraint
-    if constraint == "nonnegative":
-        return NonNegative()
-    raise ValueError(f"constraint must be None, 'nonnegative' or a jitopt.sets.ConvexSet, "
-                     f"got {constraint!r}")
-
-
 class _IHTBase(BaseEstimator):
     def _options(self):
-        return dict(constraint=_constraint(self.constraint), variant=self.variant,
+        return dict(constraint=self.constraint, variant=self.variant,
                     selection=self.selection, step=self.step, maxiter=self.max_iter,
                     tol=self.tol, relax=self.relax, refit=self.refit, rng=self.random_state)
 

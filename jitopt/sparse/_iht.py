@@ -7,8 +7,8 @@ import numpy as np
 from .._core.problem import FiniteSumProblem, Problem
 from .._core.result import Monitor, Status
 from .._core.validation import check_choice, check_int, check_real, check_rng
-from ..sets import Box, ConvexSet, project_kernel
-from ._kernels import SELECTIONS, iht_step, two_step
+from ..sets import Box, ConvexSet, NonNegative, project_kernel
+from ._kernels import SELECTIONS, box_qp, iht_step, splice_round, two_step
 
 __all__ = ["iht", "iht_path", "two_step_projection", "hard_threshold", "zo_gradient",
            "resolve_selection"]
@@ -16,6 +16,8 @@ __all__ = ["iht", "iht_path", "two_step_projection", "hard_threshold", "zo_gradi
 _UNCONSTRAINED = Box()
 _VARIANTS = ("deterministic", "stochastic", "zeroth_order")
 RELAXED_TOL = 1e-5
+RELAXED_TOL_SWAP = 1e-2  # the relaxed run before the exchange search
+_SWAP = 5  # default largest exchange of the support refinement after relax -> prune -> refit
 _STEP_GROWTH = 1.25  # backtracking: growth of the step after one accepted at once
 
 
@@ -24,11 +26,17 @@ _STEP_GROWTH = 1.25  # backtracking: growth of the step after one accepted at on
 # --------------------------------------------------------------------------------------
 
 def _constraint(constraint, p):
+    """The set of ``constraint`` (None, "nonnegative" or a ConvexSet), checked for IHT."""
     if constraint is None:
         return _UNCONSTRAINED
+    if isinstance(constraint, str):
+        if constraint != "nonnegative":
+            raise ValueError(f"constraint must be None, 'nonnegative' or a "
+                             f"jitopt.sets.ConvexSet, got {constraint!r}")
+        constraint = NonNegative()
     if not isinstance(constraint, ConvexSet):
-        raise TypeError(f"constraint must be a jitopt.sets.ConvexSet or None, got "
-                        f"{type(constraint).__name__}")
+        raise TypeError(f"constraint must be None, 'nonnegative' or a jitopt.sets.ConvexSet, "
+                        f"got {type(constraint).__name__}")
     if not constraint.support_preserving:
         raise ValueError(
             f"constraint {constraint!r} is not support-preserving: projecting a k-sparse "
@@ -110,7 +118,7 @@ def two_step_projection(z, k, constraint=None, selection="magnitude"):
     z : array_like, shape (d,)
     k : int
         Sparsity, ``1 <= k <= d``.
-    constraint : jitopt.sets.ConvexSet, optional
+    constraint : None, "nonnegative" or jitopt.sets.ConvexSet
         A support-preserving set :math:`\Gamma` (none by default).
     selection : {"magnitude", "gain", "signed", "auto"}
         ``"magnitude"``: the :math:`k` largest :math:`|z_i|` (the paper's operator, exact for
@@ -229,7 +237,7 @@ def zo_gradient(fun, x, n_directions=10, smoothing=1e-4, subspace_size=None, rng
 
 def iht(problem, k, x0=None, *, constraint=None, variant="deterministic",
         selection="magnitude", step="auto", lipschitz=None, maxiter=1000, tol=1e-7,
-        relax=1.0, refit=None, n_unconstrained=0, batch_size=10, batch_growth=1.1,
+        relax=1.0, refit=None, swap="auto", n_unconstrained=0, batch_size=10, batch_growth=1.1,
         n_directions=10, direction_growth=1.1, max_directions=None, smoothing=1e-4,
         subspace_size=None, estimator="sphere", min_step=1e-14, refit_maxiter=5000,
         callback=None, history=False, disp=False, rng=None):
@@ -253,10 +261,12 @@ def iht(problem, k, x0=None, *, constraint=None, variant="deterministic",
     With ``relax > 1`` the iteration runs at the relaxed sparsity
     :math:`k' = \lceil\text{relax}\cdot k\rceil` (the paper's :math:`k \ge \bar k` trade-off),
     then prunes to ``k`` coordinates by the same selection rule, from two starts: the best
-    relaxed iterate and its refit on its own support. From each pruned start it runs IHT at
-    ``k`` and refits on the final support; the best of these (and of the refits of the
-    pruned starts) is returned. The relaxed run, which only provides the starts, stops at
-    the tolerance :math:`\max(\text{tol}, 10^{-5})`. The refit solves
+    relaxed iterate and its refit on its own support. From each pruned start it runs the
+    exchange search of ``swap`` when that applies (least squares in a box, the default
+    there), else IHT at ``k`` with a refit on the final support; the best of these (and of
+    the refits of the pruned starts) is returned. The relaxed run, which only provides the
+    starts, stops at the tolerance :math:`\max(\text{tol}, 10^{-5})` (:math:`10^{-2}` before
+    the exchange search). The refit solves
     :math:`\min\{R(w) : w\in\Gamma, \operatorname{supp} w \subseteq S\}` by accelerated
     projected gradient (FISTA with restarts and backtracking), on the :math:`k\times k` Gram
     block for least squares and with central differences on :math:`S` for the zeroth-order
@@ -273,7 +283,7 @@ def iht(problem, k, x0=None, *, constraint=None, variant="deterministic",
         Sparsity of the returned point, ``1 <= k <= d - n_unconstrained``.
     x0 : array_like, optional
         Warm start; ``2SP`` of it is the first iterate (zero by default).
-    constraint : jitopt.sets.ConvexSet, optional
+    constraint : None, "nonnegative" or jitopt.sets.ConvexSet
         The support-preserving set :math:`\Gamma`; sets that are not (e.g.
         :class:`~jitopt.sets.Simplex`) raise a ``ValueError``.
     variant : {"deterministic", "stochastic", "zeroth_order"}
@@ -300,6 +310,24 @@ def iht(problem, k, x0=None, *, constraint=None, variant="deterministic",
         Relaxation factor :math:`\ge 1` of the working sparsity (relax → prune → refit).
     refit : bool, optional
         Refit on the final support; default: ``relax > 1``.
+    swap : int or "auto"
+        Largest exchange :math:`s_{\max}` of a local search over supports after the
+        iteration (0: none). Each round ranks the coordinates of the support :math:`S` by the
+        increase of :math:`R` when one is dropped, :math:`-w_j g_j + G_{jj}w_j^2/2`, and
+        those outside by the decrease when one is added at its best feasible value,
+        :math:`-\min_{l_i\le t\le u_i}(g_i t + G_{ii}t^2/2)` (:math:`g` the gradient,
+        :math:`G = X^\top X/n`, :math:`g` taken without the dropped coordinates); for
+        :math:`s = s_{\max},\dots,1` it exchanges the :math:`s` cheapest with the :math:`s`
+        best, then tries each single coordinate of :math:`S` with its best replacement,
+        refits each new support exactly under the bounds (a primal active-set solve on its
+        Gram block) and keeps the first exchange that lowers :math:`R`; it stops when none
+        does. The objective never increases, the
+        point stays feasible with at most ``k`` nonzeros (exactly ``k`` unless no coordinate
+        outside the support can lower :math:`R`). This is the splicing step of abess
+        (Zhu et al. 2020) with the bounds in the refit; it is not part of the paper's method.
+        It needs a least-squares problem (:func:`jitopt.problems.least_squares`), a
+        separable constraint (a box, the orthant or none), the deterministic variant and
+        ``n_unconstrained=0``. ``"auto"``: 5 when ``relax > 1`` and these hold, else 0.
     n_unconstrained : int
         The last ``n_unconstrained`` coordinates (e.g. an intercept) are neither thresholded
         nor constrained.
@@ -327,7 +355,8 @@ def iht(problem, k, x0=None, *, constraint=None, variant="deterministic",
         ``message``, ``nit``, ``nfev`` (for the zeroth-order variant: the exact number of
         function queries), ``njev``, ``nifo``, ``time``, and ``support``, ``n_nonzero``,
         ``k_work`` (the relaxed sparsity), ``best_iteration``, ``n_increases`` (iterations
-        where the objective went up), ``step`` (the last :math:`\eta`), ``selection``.
+        where the objective went up), ``step`` (the last :math:`\eta`), ``selection``,
+        ``n_swaps`` (exchanges accepted by the ``swap`` search).
 
     References
     ----------
@@ -335,7 +364,9 @@ def iht(problem, k, x0=None, *, constraint=None, variant="deterministic",
     Two-Step Projection with Global Optimality Guarantees", ICML 2025 (arXiv:2506.08558).
     P. Zhou, X.-T. Yuan and J. Feng, "Efficient Stochastic Gradient Hard Thresholding",
     NeurIPS 2018. W. de Vazelhes, H. Zhang, H. Wu, X.-T. Yuan and B. Gu, "Zeroth-Order
-    Hard-Thresholding: Gradient Error vs. Expansivity", NeurIPS 2022.
+    Hard-Thresholding: Gradient Error vs. Expansivity", NeurIPS 2022. J. Zhu, C. Wen,
+    J. Zhu, H. Zhang and X. Wang, "A polynomial algorithm for best-subset selection
+    problem", PNAS 117(52), 2020 (splicing, used by ``swap``).
 
     Examples
     --------
@@ -351,7 +382,7 @@ def iht(problem, k, x0=None, *, constraint=None, variant="deterministic",
         raise TypeError(f"problem must be a jitopt.Problem, got {type(problem).__name__}")
     inner_options = dict(
         constraint=constraint, variant=variant, step=step, lipschitz=lipschitz,
-        maxiter=maxiter, tol=tol, refit=True, n_unconstrained=n_unconstrained,
+        maxiter=maxiter, tol=tol, refit=True, swap=0, n_unconstrained=n_unconstrained,
         batch_size=batch_size, batch_growth=batch_growth, n_directions=n_directions,
         direction_growth=direction_growth, max_directions=max_directions, smoothing=smoothing,
         subspace_size=subspace_size, estimator=estimator, min_step=min_step,
@@ -372,6 +403,16 @@ def iht(problem, k, x0=None, *, constraint=None, variant="deterministic",
     relax = check_real("relax", relax, low=1.0)
     k_work = min(p, int(math.ceil(relax * k - 1e-12)))
     refit = relax > 1 if refit is None else bool(refit)
+    can_swap = (hasattr(problem, "gram_rows") and c.separable and n_free == 0
+                and variant == "deterministic")
+    if isinstance(swap, str) and swap == "auto":
+        swap = _SWAP if relax > 1 and can_swap else 0
+    else:
+        swap = check_int("swap", swap, low=0)
+        if swap > 0 and not can_swap:
+            raise ValueError("swap > 0 needs a least-squares problem (jitopt.problems."
+                             "least_squares), a separable constraint (a box, the orthant or "
+                             "none), variant='deterministic' and n_unconstrained=0")
     maxiter = check_int("maxiter", maxiter, low=0)
     tol = check_real("tol", tol, low=0.0)
     min_step = check_real("min_step", min_step, low=0.0)
@@ -416,7 +457,8 @@ def iht(problem, k, x0=None, *, constraint=None, variant="deterministic",
 
     op = _Operator(c, p, k_work, selection, n_free)
     # the relaxed run only provides starts for the pruning: a looser tolerance suffices
-    loop_tol = tol if k_work == k else max(tol, RELAXED_TOL)
+    loop_tol = tol if k_work == k else \
+        max(tol, RELAXED_TOL_SWAP if swap > 0 else RELAXED_TOL)
     w = np.zeros(d) if x0 is None else _vector(x0, "x0")
     if w.shape != (d,):
         raise ValueError(f"x0 must have shape ({d},), got {w.shape}")
@@ -497,10 +539,13 @@ def iht(problem, k, x0=None, *, constraint=None, variant="deterministic",
 
     f_best, x, g_best, best_it = best
     gmap = np.linalg.norm(x - op(x - eta * g_best)) / eta
+    n_swaps = 0
+    lo, hi = op.args[0], op.args[1]
     if k_work > k:
         # two starts pruned to k by the selection rule: the best relaxed iterate and its
-        # refit on its own support; from each, IHT at k (refitted at the end) and, as a
-        # fallback, the refit of the pruned start itself; the best of these is returned
+        # refit on its own support; from each, the exchange search (swap > 0), or IHT at k
+        # (refitted at the end) with the refit of the pruned start itself as a fallback;
+        # the best of these is returned
         x_relaxed, _ = _refit_on(problem, op, x, variant, eta, refit_maxiter)
         f_best = np.inf
         seen = []
@@ -510,14 +555,22 @@ def iht(problem, k, x0=None, *, constraint=None, variant="deterministic",
             if any(np.array_equal(support, s) for s in seen):
                 continue  # same pruned support as the first start: nothing new to try
             seen.append(support)
-            polish = iht(problem, k, pruned, **inner_options)
-            nit += polish.nit
-            n_increases += polish.n_increases
-            for cand, f_cand, gm in (
-                    (polish.x, polish.fun, polish.grad_norm),
-                    _refit_on(problem, op, pruned, variant, eta, refit_maxiter) + (np.nan,)):
+            if swap > 0:
+                cand, f_cand, n = _splice(problem, pruned, k, lo, hi, swap)
+                n_swaps += n
+                cands = [(cand, f_cand, np.nan)]
+            else:
+                polish = iht(problem, k, pruned, **inner_options)
+                nit += polish.nit
+                n_increases += polish.n_increases
+                refitted = _refit_on(problem, op, pruned, variant, eta, refit_maxiter)
+                cands = [(polish.x, polish.fun, polish.grad_norm), refitted + (np.nan,)]
+            for cand, f_cand, gm in cands:
                 if f_cand < f_best:
                     x, f_best, gmap = cand, f_cand, gm
+    elif swap > 0 and status not in (Status.NONFINITE, Status.CALLBACK):
+        x, f_best, n_swaps = _splice(problem, x, k, lo, hi, swap)
+        gmap = np.nan
     elif refit:
         x, f_best = _refit_on(problem, op, x, variant, eta, refit_maxiter)
         gmap = np.nan
@@ -529,7 +582,59 @@ def iht(problem, k, x0=None, *, constraint=None, variant="deterministic",
     res.n_increases = int(n_increases)
     res.step = eta
     res.selection = selection
+    res.n_swaps = n_swaps
     return res
+
+
+def _splice(problem, x, k, lo, hi, max_swap, maxiter=200):
+    r"""Local search over supports of size ``k`` for least squares in a box (``lo``, ``hi``).
+
+    With :math:`S` the support, :math:`w` the exact box-constrained fit on it, :math:`g` the
+    gradient and :math:`G = X^\top X/n`, each :math:`j \in S` costs
+    :math:`R(w - w_j e_j) - R(w) = -w_j g_j + G_{jj} w_j^2/2` to drop, and each
+    :math:`i \notin S` gains :math:`-\min_{l_i\le t\le u_i}(g'_i t + G_{ii} t^2/2)` to add,
+    with :math:`g' = g - \sum_{j\in D} w_j G_j` the gradient once the dropped set :math:`D`
+    is removed. For :math:`s = s_{\max}, \dots, 1` the :math:`s` cheapest coordinates of
+    :math:`S` are exchanged with the :math:`s` best outside; if none of these lowers
+    :math:`R`, each single :math:`j\in S` is tried with its best replacement. Every
+    candidate support is refitted exactly (:func:`box_qp` on its Gram block) and the first
+    one that lowers :math:`R` is kept; the search ends when none does. Returns
+    ``(w, R(w), number of exchanges)``.
+    """
+    p = x.shape[0]
+    diag = problem.gram_diagonal()
+    rhs = problem.gram_rhs()
+    X, n = problem.X, problem.n_samples
+    S = np.flatnonzero(x)
+    if S.shape[0] < k:  # fill the support up to k with the best coordinates to add
+        gain = _add_gain(x[S] @ problem.gram_rows(S) - rhs, diag, lo, hi)
+        gain[S] = -np.inf
+        S = np.sort(np.concatenate([S, np.argsort(-gain, kind="stable")[:k - S.shape[0]]]))
+    G = problem.gram_rows(S)
+    v = x[S].copy()
+    q = box_qp(_sym(G[:, S]), rhs[S], lo[S], hi[S], v, 10 * k + 10)
+    thresh = 1e-10 * max(1.0, abs(problem.cost(x)))  # relative to R, not to q
+    n_swaps = 0
+    s_max = min(max_swap, k, p - k)
+    for _ in range(maxiter):
+        accepted, S, v, q = splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh)
+        if not accepted:
+            break
+        G = problem.gram_rows(S)
+        n_swaps += 1
+    w = np.zeros(p)
+    w[S] = v
+    return w, problem.cost(w), n_swaps
+
+
+def _sym(Q):
+    return np.ascontiguousarray(0.5 * (Q + Q.T))
+
+
+def _add_gain(g, diag, lo, hi):
+    """Decrease of R from the best feasible value of each coordinate added alone."""
+    t = np.clip(-g / np.maximum(diag, 1e-300), lo, hi)
+    return -(g * t + 0.5 * diag * t * t)
 
 
 def _refit_on(problem, op, x, variant, eta, maxiter):
