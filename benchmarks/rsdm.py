@@ -50,7 +50,11 @@ def build_pca(n, p, rng):
 
 def build_procrustes(n, p, rng):
     """‖XA - B‖²/(2p) on St(n, p), A (p x p) and B (n x p) Gaussian; M = AAᵀ, C = BAᵀ
-    precomputed, so the gradient (XM - C)/p is row-separable; f* from a long rgd run."""
+    precomputed, so the gradient (XM - C)/p is row-separable; f* from a long rgd run.
+
+    The quadratic part tr(X M Xᵀ)/(2p) is unchanged by a rotation X_I <- U X_I of a row
+    block, so the cost is affine in U: f(X') = f(X) - <C_I X_Iᵀ, U - I>/p (``block_affine``,
+    used by RSDM's exact step; pymanopt and rgd get the same cost and gradient as before)."""
     A = rng.standard_normal((p, p))
     B = rng.standard_normal((n, p))
     M = A @ A.T
@@ -73,9 +77,12 @@ def build_procrustes(n, p, rng):
     def cost_change(x, rows, d, g):
         return np.vdot(g, d) + 0.5 * np.sum(d * (d @ M)) / p
 
+    def block_affine(x, rows):
+        return (C[rows] @ x[rows].T) / (-p)
+
     M_ = Stiefel(n, p)
     problem = Problem(M_, cost, egrad, cost_and_egrad=cost_and_egrad, egrad_rows=egrad_rows,
-                      cost_change=cost_change)
+                      cost_change=cost_change, block_affine=block_affine)
     ref = rgd(problem, M_.random_point(rng), gtol=1e-9, maxiter=20000)
     return problem, M_, cost, egrad, ref.fun
 
@@ -168,7 +175,8 @@ def main(argv=None):
     ap.add_argument("--cases", default="pca,procrustes,linear")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs, median shown")
     ap.add_argument("--cap", type=float, default=120.0, help="time cap per run, seconds")
-    ap.add_argument("--no-sweep", action="store_true", help="skip the r-sweep on PCA")
+    ap.add_argument("--no-sweep", action="store_true",
+                    help="skip the r-sweeps (PCA; exact vs Armijo on the linear cost)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     cases = args.cases.split(",")
@@ -186,6 +194,8 @@ def main(argv=None):
     warm_up(lambda: rgd(wp, wx, maxiter=100, history=True), "rgd")
     wl = linear_cost(np.random.default_rng(3).standard_normal((20, 20)), special=True)
     warm_up(lambda: rsdm(wl, r=5, maxiter=300, gtol=0, rng=0), "rsdm linear SO(20)")
+    warm_up(lambda: rsdm(wl, r=5, maxiter=300, gtol=0, step="exact", history=True, rng=0),
+            "rsdm exact step, linear SO(20)")
 
     size = "quick" if args.quick else "full"
     summary = []
@@ -210,6 +220,9 @@ def main(argv=None):
             ("RSDM-O armijo", lambda: run_rsdm(problem, x0, target, fopt, args.cap, r=r,
                                                sampling="orthogonal")),
         ]
+        if problem.has_block_affine:  # the closed-form block minimizer
+            contenders.append(("RSDM-P exact", lambda: run_rsdm(
+                problem, x0, target, fopt, args.cap, r=r, step="exact")))
         if spec["eta"] is not None:
             eta = spec["eta"]
             contenders.append((f"RSDM-P eta={eta:g}", lambda: run_rsdm(
@@ -265,6 +278,25 @@ def main(argv=None):
                     args.repeats)
                 rows.append((r, label, fmt_time(t, args.cap), nit, gap,
                              nit * (r / n) ** 2))
+        print_table([("r", "d"), ("step", ""), ("time s", ""), ("iterations", "d"),
+                     ("best gap", ".1e"), ("iter * (r/n)^2", ".0f")], rows)
+
+    if not args.no_sweep and "linear" in cases:  # the exact step against Armijo, over r
+        spec = CASES["linear"]
+        n, p = spec[size]["n"], spec[size]["p"]
+        problem, manifold, cost, egrad, fopt = build_linear(n, p,
+                                                            np.random.default_rng(args.seed))
+        x0 = manifold.random_point(np.random.default_rng(args.seed + 1))
+        target = fopt + spec["tau"] * abs(fopt)
+        print(f"\nr-sweep on the linear cost on SO({n}), RSDM-P exact and Armijo, target gap "
+              f"{spec['tau']:g}, {args.repeats} run(s) each")
+        rows = []
+        for r in (n // 8, n // 4, n // 2):
+            for step in ("exact", "armijo"):
+                t, nit, gap, _ = median_run(
+                    lambda: run_rsdm(problem, x0, target, fopt, args.cap, r=r, step=step),
+                    args.repeats)
+                rows.append((r, step, fmt_time(t, args.cap), nit, gap, nit * (r / n) ** 2))
         print_table([("r", "d"), ("step", ""), ("time s", ""), ("iterations", "d"),
                      ("best gap", ".1e"), ("iter * (r/n)^2", ".0f")], rows)
     return 0

@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pytest
 import scipy.linalg
+import scipy.optimize
 
 import jitopt
 from jitopt import FiniteSumProblem, Problem, Status
@@ -292,6 +293,180 @@ def test_row_oracle_and_full_oracle_give_the_same_iterates():
     assert a.njev >= 400 and b.njev >= 400
 
 
+# -- the exact block step (costs affine in a rotation of the block) -------------------------
+
+
+def _exact_cases():
+    """(problem, start, rows seed): linear cost on St(9, 4) (steps in O(r)), Procrustes on
+    O(7) (steps in SO(r): det X is kept) and a linear cost on SO(8)."""
+    rng = np.random.default_rng(41)
+    yield linear_cost(rng.standard_normal((9, 4))), Stiefel(9, 4).random_point(42)
+    yield procrustes(rng.standard_normal((10, 7)), rng.standard_normal((10, 7))), \
+        Orthogonal(7).random_point(43)
+    yield linear_cost(rng.standard_normal((8, 8)), special=True), \
+        Orthogonal(8, special=True).random_point(44)
+
+
+def _rotations_2d(m=20000):
+    """A fine grid of O(2): the rotations, then the reflections."""
+    t = np.linspace(0.0, 2.0 * np.pi, m, endpoint=False)
+    c, s = np.cos(t), np.sin(t)
+    rot = np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
+    ref = np.stack([np.stack([c, s], -1), np.stack([s, -c], -1)], -2)
+    return rot, ref
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_exact_step_is_the_block_minimizer_r2(case):
+    """One exact step with r = 2 equals the best of a 20 000-point grid of O(2) (of SO(2)
+    when p = n), the cost evaluated in full at every grid point."""
+    problem, x0 = list(_exact_cases())[case]
+    n, p = x0.shape
+    rows = np.random.default_rng(45).choice(n, 2, replace=False)
+    res = rsdm(problem, x0, r=2, step="exact", maxiter=1, gtol=0, rng=45)
+    rot, ref = _rotations_2d()
+    grid = rot if p == n else np.concatenate([rot, ref])
+    x = x0.copy()
+    best = np.inf
+    for u in grid:
+        x[rows] = u @ x0[rows]
+        best = min(best, problem.cost(x))
+    # the grid spacing is 3e-4 rad: its best is above the minimum by O(1e-7) at most
+    assert res.fun <= best + 1e-12 and res.fun >= best - 1e-6 * abs(best)
+    others = np.setdiff1d(np.arange(n), rows)
+    assert np.array_equal(res.x[others], x0[others])
+    if p == n:
+        assert np.isclose(np.linalg.det(res.x), np.linalg.det(x0), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_exact_step_is_the_block_minimizer_r3(case):
+    """r = 3: no local search over the rotations of the block (exponential coordinates,
+    BFGS from 6 random starts, both components when p < n) finds a lower cost."""
+    problem, x0 = list(_exact_cases())[case]
+    n, p = x0.shape
+    rows = np.random.default_rng(46).choice(n, 3, replace=False)
+    res = rsdm(problem, x0, r=3, step="exact", maxiter=1, gtol=0, rng=46)
+    x = x0.copy()
+
+    def block_cost(w, flip):
+        u = scipy.linalg.expm(np.array([[0, w[0], w[1]], [-w[0], 0, w[2]],
+                                        [-w[1], -w[2], 0]])) @ flip
+        x[rows] = u @ x0[rows]
+        return problem.cost(x)
+
+    rng = np.random.default_rng(47)
+    flips = [np.eye(3)] if p == n else [np.eye(3), np.diag([1.0, 1.0, -1.0])]
+    best = min(scipy.optimize.minimize(block_cost, rng.uniform(-np.pi, np.pi, 3), args=(f,),
+                                       method="BFGS").fun for f in flips for _ in range(6))
+    assert res.fun <= best + 1e-10 * abs(best)
+    assert res.fun >= best - 1e-6 * abs(best)  # the search does find the minimum
+
+
+def test_exact_step_against_scipy_orthogonal_procrustes():
+    """The unconstrained (O(r)) block minimizer of <L, U> is scipy's orthogonal Procrustes
+    solution for ||U - (-L)||; the SO(r) one flips the smallest singular pair."""
+    rng = np.random.default_rng(48)
+    for r in (2, 5, 12):
+        lb = rng.standard_normal((r, r))
+        u, change = K.exact_block(lb, False)
+        ref, _ = scipy.linalg.orthogonal_procrustes(np.eye(r), -lb)
+        np.testing.assert_allclose(u, ref, atol=1e-12)
+        assert np.isclose(change, np.sum(lb * (u - np.eye(r))), rtol=1e-12)
+        us, _ = K.exact_block(lb, True)
+        w, sv, vt = np.linalg.svd(-lb)
+        d = np.r_[np.ones(r - 1), np.sign(np.linalg.det(w @ vt))]
+        np.testing.assert_allclose(us, (w * d) @ vt, atol=1e-12)
+        assert np.isclose(np.linalg.det(us), 1.0, atol=1e-12)
+        assert np.sum(lb * us) >= np.sum(lb * u) - 1e-12  # the O(r) minimum is lower
+
+
+def test_exact_step_monotone_orthogonal_and_det():
+    """The true cost never increases (checked at every step), orthogonality stays at
+    rounding over 20 000 exact steps and det X = -1 is kept on O(n)."""
+    n = 8
+    rng = np.random.default_rng(49)
+    problem = procrustes(rng.standard_normal((12, n)), rng.standard_normal((12, n)))
+    x0 = Orthogonal(n).random_point(50)
+    x0[:, 0] *= -np.sign(np.linalg.det(x0))
+    costs = []
+    rsdm(problem, x0, r=3, step="exact", maxiter=300, gtol=0, rng=51,
+         callback=lambda xk: costs.append(problem.cost(xk)))
+    assert len(costs) == 300
+    assert np.all(np.diff(costs) <= 1e-13 * abs(costs[0]))
+    res = rsdm(problem, x0, r=3, step="exact", maxiter=20000, gtol=0, rng=52)
+    assert res.nit == 20000 and res.n_reorth == 0
+    assert res.orthogonality < 1e-12
+    assert abs(np.linalg.det(res.x) + 1.0) < 1e-12
+    # the tracked cost (f(x0) plus the exact block changes) is the cost of every iterate
+    errors = []
+
+    def compare(intermediate_result):
+        errors.append(intermediate_result.fun - problem.cost(intermediate_result.x))
+
+    rsdm(problem, x0, r=3, step="exact", maxiter=2000, gtol=0, target_cost=-np.inf,
+         callback=compare, rng=53)
+    assert len(errors) == 2000 and np.max(np.abs(errors)) <= 1e-12 * abs(costs[0])
+
+
+@pytest.mark.parametrize("case", ["procrustes", "so", "stiefel"])
+def test_exact_step_reaches_the_optimum(case):
+    """Exact steps reach the closed-form optima: Procrustes restricted to the start's det
+    component, the linear cost on SO(n) (det -1 global optimum) and on St(n, p)."""
+    rng = np.random.default_rng(54)
+    if case == "procrustes":
+        n = 12
+        A = rng.standard_normal((30, n))
+        B = A @ haar(n, rng) + 0.1 * rng.standard_normal((30, n))
+        problem = procrustes(A, B)
+        u, s, vt = np.linalg.svd(A.T @ B)
+        x0 = Orthogonal(n).random_point(55)
+        if np.linalg.det(x0) * np.linalg.det(u @ vt) > 0:
+            x0[:, 0] *= -1.0
+        d = np.r_[np.ones(n - 1), -1.0]
+        fopt = np.sum(A * A) + np.sum(B * B) - 2.0 * np.sum(s * d)
+        xopt = (u * d) @ vt
+    elif case == "so":
+        n = 20
+        u, v = haar(n, rng), haar(n, rng)
+        C = (u * np.r_[np.linspace(3.0, 2.0, n - 1), 1.0]) @ v.T
+        if np.linalg.det(C) > 0:
+            C[:, 0] *= -1.0
+        problem = linear_cost(C, special=True)
+        x0, fopt, xopt = None, problem.fopt, problem.xopt
+    else:
+        C = rng.standard_normal((15, 4))
+        problem = linear_cost(C)
+        x0, fopt, xopt = None, problem.fopt, problem.xopt
+    res = rsdm(problem, x0, r=5 if case != "stiefel" else 4, step="exact", gtol=1e-9,
+               maxiter=50000, rng=56)
+    assert res.success, res.message
+    assert abs(res.fun - fopt) / abs(fopt) <= 1e-10
+    np.testing.assert_allclose(res.x, xopt, atol=1e-7)
+
+
+def test_block_affine_oracle_matches_the_cost():
+    """f(x') - f(x) = <L_I, U - I> for rotations U of either det sign, and the exact step's
+    reported change is the true one."""
+    rng = np.random.default_rng(57)
+    for problem, x in list(_exact_cases()):
+        n = x.shape[0]
+        f0 = problem.cost(x)
+        for r in (2, 4, n):
+            rows = rng.choice(n, r, replace=False)
+            lb = problem.block_affine(x, rows)
+            for u in (haar(r, rng), haar(r, rng) @ np.diag(np.r_[np.ones(r - 1), -1.0])):
+                x2 = x.copy()
+                x2[rows] = u @ x[rows]
+                assert abs(problem.cost(x2) - f0 - np.sum(lb * (u - np.eye(r)))) <= \
+                    1e-12 * max(1.0, abs(f0))
+            u, change = K.exact_block(np.ascontiguousarray(lb), x.shape[1] == n)
+            x2 = x.copy()
+            x2[rows] = u @ x[rows]
+            assert abs(problem.cost(x2) - f0 - change) <= 1e-12 * max(1.0, abs(f0))
+            assert change <= 0.0
+
+
 # -- interface -------------------------------------------------------------------------------
 
 
@@ -357,6 +532,21 @@ def test_bad_input():
         rsdm(wrong, r=4, maxiter=2)
     with pytest.raises(ValueError, match="special=True needs a square C"):
         linear_cost(np.ones((5, 3)), special=True)
+    with pytest.raises(ValueError, match="step='exact' needs"):
+        rsdm(problem, step="exact")  # PCA is not affine in a block rotation
+    lin = linear_cost(np.random.default_rng(40).standard_normal((10, 3)))
+    with pytest.raises(ValueError, match="step='exact' needs"):
+        rsdm(lin, step="exact", sampling="orthogonal")
+    with pytest.raises(TypeError, match="block_affine must be callable"):
+        Problem(Stiefel(10, 3), lambda x: 0.0, lambda x: x, block_affine=3)
+    wrong = Problem(Stiefel(10, 3), lin._cost, lin._egrad,
+                    block_affine=lambda x, rows: np.zeros((3, len(rows))))
+    with pytest.raises(ValueError, match="block_affine must return an array of shape"):
+        rsdm(wrong, r=4, step="exact", maxiter=2)
+    nan = Problem(Stiefel(10, 3), lin._cost, lin._egrad,
+                  block_affine=lambda x, rows: np.full((len(rows), len(rows)), np.nan))
+    res = rsdm(nan, r=4, step="exact", maxiter=5)
+    assert res.status == Status.NONFINITE and not res.success
 
 
 def test_tour_entry():

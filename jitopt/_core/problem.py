@@ -79,6 +79,18 @@ class Problem:
         in so that the change of a quadratic cost,
         :math:`\langle G_I, \Delta\rangle + \tfrac12 \langle \Delta, \nabla^2 f\,[\Delta]\rangle`,
         costs only the second-order term. Neither ``x`` nor ``delta`` may be modified.
+    block_affine : callable, optional
+        For costs that are affine in a rotation of a row block (linear costs, Procrustes
+        costs whose quadratic part is invariant under left rotations):
+        ``block_affine(x, rows) -> ndarray`` of shape ``(len(rows), len(rows))``, the matrix
+        :math:`L_I` such that, for ``x`` on the manifold and **every** orthogonal
+        :math:`U` of size ``len(rows)``,
+
+        .. math:: f(x') = f(x) + \langle L_I,\, U - I\rangle, \qquad
+                  x'_I = U x_I, \quad x'_{I^c} = x_{I^c}.
+
+        The minimizer of :math:`f` over the rotations of the block is then a polar factor
+        of :math:`-L_I` (:func:`jitopt.solvers.rsdm` with ``step="exact"``).
 
     Notes
     -----
@@ -88,13 +100,14 @@ class Problem:
     loops that NumPy would run as several passes; for BLAS-bound oracles such as
     ``A @ x`` both are equally fast. Every call made through the problem is counted in
     :attr:`counts`; the solvers report the counts in their result. A row-block gradient
-    counts one ``njev`` and a ``cost_change`` one ``nfev``.
+    counts one ``njev`` and a ``cost_change`` one ``nfev``; a ``block_affine`` call counts
+    one ``njev``.
     """
 
     n_samples = 1
 
     def __init__(self, manifold, cost, egrad=None, *, cost_and_egrad=None, fopt=None,
-                 xopt=None, egrad_rows=None, cost_change=None):
+                 xopt=None, egrad_rows=None, cost_change=None, block_affine=None):
         from ..manifolds import Manifold
 
         if not isinstance(manifold, Manifold):
@@ -106,11 +119,16 @@ class Problem:
         _check_callable("cost_and_egrad", cost_and_egrad, required=False)
         _check_callable("egrad_rows", egrad_rows, required=False)
         _check_callable("cost_change", cost_change, required=False)
+        _check_callable("block_affine", block_affine, required=False)
         if cost_change is not None and egrad_rows is None:
             raise ValueError("cost_change needs egrad_rows (it receives the row-block gradient)")
         if egrad_rows is not None and len(manifold.shape) != 2:
             raise ValueError(f"egrad_rows needs a manifold of matrices, got {manifold!r} "
                              f"with point shape {manifold.shape}")
+        if block_affine is not None and len(manifold.shape) != 2:
+            raise ValueError(f"block_affine needs a manifold of matrices, got {manifold!r} "
+                             f"with point shape {manifold.shape}")
+        self._block_affine = block_affine
         self._egrad_rows = egrad_rows
         self._cost_change = cost_change
         self.manifold = manifold
@@ -191,6 +209,24 @@ class Problem:
     def has_cost_change(self):
         """Whether an incremental cost oracle ``cost_change`` was given."""
         return self._cost_change is not None
+
+    @property
+    def has_block_affine(self):
+        """Whether the block-affine oracle ``block_affine`` was given."""
+        return self._block_affine is not None
+
+    def block_affine(self, x, rows):
+        """The matrix :math:`L_I` of the cost restricted to rotations of the rows ``rows``
+        (counts one ``njev``)."""
+        if self._block_affine is None:
+            raise AttributeError(f"{self!r} has no block_affine oracle")
+        self.counts.njev += 1
+        lb = self._block_affine(x, rows)
+        shape = (len(rows), len(rows))
+        if not isinstance(lb, np.ndarray) or lb.shape != shape:
+            raise ValueError(f"block_affine must return an array of shape {shape}, got "
+                             f"{type(lb).__name__} of shape {np.shape(lb)}")
+        return lb
 
     def egrad_rows(self, x, rows):
         """Rows ``rows`` of the Euclidean gradient at ``x`` (counts one ``njev``)."""

@@ -120,6 +120,10 @@ def procrustes(A, B, special=False):
         and :math:`C = A^\top B` (precomputed), :math:`G_I = 2(M_{I,:}X - C_I)` and the
         cost change after :math:`X_I \leftarrow X_I + \Delta` is
         :math:`\langle G_I, \Delta\rangle + \langle \Delta, M_{II}\Delta\rangle`.
+        On :math:`O(n)`, :math:`\|AX\|_F^2 = \mathrm{tr}(M X X^\top) = \mathrm{tr}\,M` is
+        constant, so the cost is affine in a rotation :math:`X_I \leftarrow U X_I` of a row
+        block: ``block_affine`` returns :math:`L_I = -2\,C_I X_I^\top`, with
+        :math:`f(X') = f(X) + \langle L_I, U - I\rangle`.
     """
     A = np.array(A, dtype=np.float64, order="C", copy=True)
     B = np.array(B, dtype=np.float64, order="C", copy=True)
@@ -142,7 +146,8 @@ def procrustes(A, B, special=False):
                    fopt=fopt, xopt=xopt,
                    egrad_rows=lambda x, rows: 2.0 * (_rows_times(M, rows, x) - C[rows]),
                    cost_change=lambda x, rows, d, g: (np.vdot(g, d)
-                                                      + _block_quadratic(M, rows, d)))
+                                                      + _block_quadratic(M, rows, d)),
+                   block_affine=lambda x, rows: -2.0 * (C[rows] @ x[rows].T))
 
 
 def linear_cost(C, special=False):
@@ -166,6 +171,8 @@ def linear_cost(C, special=False):
         -1)V^\top` and :math:`f^* = -\sum_i \sigma_i + 2\sigma_{\min}`. The gradient
         :math:`-C` is constant, so the row-block oracle is :math:`G_I = -C_I` and the cost
         change after :math:`X_I \leftarrow X_I + \Delta` is :math:`-\langle C_I, \Delta\rangle`.
+        After a rotation :math:`X_I \leftarrow U X_I` the change is
+        :math:`\langle L_I, U - I\rangle` with :math:`L_I = -C_I X_I^\top` (``block_affine``).
     """
     C = np.array(C, dtype=np.float64, order="C", copy=True)
     if C.ndim != 2 or C.shape[1] > C.shape[0] or C.size == 0:
@@ -188,7 +195,8 @@ def linear_cost(C, special=False):
                    cost_and_egrad=lambda x: (-np.vdot(C, x), neg.copy()),
                    fopt=fopt, xopt=xopt,
                    egrad_rows=lambda x, rows: neg[rows],
-                   cost_change=lambda x, rows, d, g: np.vdot(g, d))
+                   cost_change=lambda x, rows, d, g: np.vdot(g, d),
+                   block_affine=lambda x, rows: neg[rows] @ x[rows].T)
 
 
 @njit(cache=True)

@@ -43,3 +43,31 @@ def haar_frame(z):
 def subspace_update(x, p, d):
     """``x + Pᵀ d``: the point after a subspace step with block change ``d``, O(npr)."""
     return x + p.T @ d
+
+
+@njit(cache=True)
+def exact_block(lb, special):
+    """The block rotation minimizing an affine cost ``<lb, U>``, and the change it makes.
+
+    Returns ``(u, <lb, u - I>)`` with ``u`` minimizing ``<lb, u>`` over O(r) or, with
+    ``special``, over SO(r): for the SVD ``-lb = W diag(s) Vᵀ`` (``s`` decreasing) the
+    minimizer is the polar factor ``W Vᵀ``; when ``det(W Vᵀ) = -1`` and ``special``, the
+    last (smallest) singular pair is flipped, ``W diag(1, ..., 1, -1) Vᵀ`` (special
+    orthogonal Procrustes). The factors of an SVD are orthogonal only to a few times
+    ``r`` rounding units, an error that many steps would add up; one Newton-Schulz step
+    ``u (3I - uᵀu) / 2`` squares it (to rounding). O(r³).
+    """
+    r = lb.shape[0]
+    w, s, vt = np.linalg.svd(-lb)
+    u = w @ vt
+    if special and np.linalg.det(u) < 0.0:
+        for i in range(r):
+            for j in range(r):
+                u[i, j] -= 2.0 * w[i, r - 1] * vt[r - 1, j]
+    u = u + 0.5 * (u @ (np.eye(r) - u.T @ u))
+    change = 0.0
+    for i in range(r):
+        for j in range(r):
+            change += lb[i, j] * u[i, j]
+        change -= lb[i, i]
+    return u, change

@@ -22,16 +22,16 @@ ORTHO_TOL = 1e-10
 
 
 def _step_rule(step):
-    """``"armijo"``, a positive constant, or a schedule ``step(k) -> float``."""
+    """``"armijo"``, ``"exact"``, a positive constant, or a schedule ``step(k) -> float``."""
     if isinstance(step, str):
-        check_choice("step", step, ("armijo",))
+        check_choice("step", step, ("armijo", "exact"))
         return step
     if callable(step):
         return step
     if isinstance(step, numbers.Real) and not isinstance(step, bool):
         return check_real("step", step, low=0.0, low_open=True, high=np.inf, high_open=True)
-    raise TypeError(f"step must be 'armijo', a positive number or a callable k -> step, "
-                    f"got {type(step).__name__}")
+    raise TypeError(f"step must be 'armijo', 'exact', a positive number or a callable "
+                    f"k -> step, got {type(step).__name__}")
 
 
 @register_method("rsdm", tol_option="gtol")
@@ -81,7 +81,8 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
         :class:`~jitopt.manifolds.Grassmann` (the same iteration: rotations act on the left,
         the Grassmann quotient on the right). Its optional row-block oracle
         (``egrad_rows``, ``cost_change``) lets a permutation step compute only :math:`r`
-        rows of the gradient and update the cost incrementally. A
+        rows of the gradient and update the cost incrementally; ``block_affine`` enables
+        ``step="exact"``. A
         :class:`~jitopt.FiniteSumProblem` with ``batch_size`` runs the stochastic variant.
     x0 : array_like, optional
         Starting point (random from ``rng`` if omitted); must be orthonormal to 1e-8.
@@ -90,12 +91,20 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
         :math:`(n/r)^2` and a step's cost like :math:`r^2 p`.
     sampling : {"permutation", "orthogonal"}
         Random coordinate rows (RSDM-P) or Haar-random subspace (RSDM-O).
-    step : "armijo", float or callable
+    step : "armijo", "exact", float or callable
         ``"armijo"`` (default): backtracking on the sampled block until
         :math:`f(X^+) \le f(X) - c\,\eta\,\|\Omega\|_F^2`, halving :math:`\eta` and
         doubling it after a step accepted at the first trial. A number: the fixed step
         :math:`\eta` (the paper's rule). A callable: the schedule ``eta_k = step(k)``
         (e.g. ``lambda k: 0.5 / np.sqrt(k + 1)`` for the stochastic variant).
+        ``"exact"`` (a variant, not the paper's step; permutation sampling and a problem
+        with the ``block_affine`` oracle, i.e. a cost affine in a rotation of a row block:
+        :math:`f(X') = f(X) + \langle L_I, U - I\rangle` for :math:`X'_I = UX_I`): the
+        minimizer over the whole block, :math:`X_I \leftarrow U^* X_I` with
+        :math:`U^* = WV^\top` from the SVD :math:`-L_I = W\Sigma V^\top` (for
+        :math:`p = n` in :math:`SO(r)`: the smallest singular pair flipped when
+        :math:`\det WV^\top = -1`). Never increases the cost, needs no step size, costs
+        an :math:`r\times r` SVD per step; see the theory page for when it pays off.
     batch_size : int, optional
         With a :class:`~jitopt.FiniteSumProblem`: the gradient of each step is the mean
         over a minibatch of this many samples drawn without replacement (needs a fixed step
@@ -165,13 +174,20 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     check_choice("sampling", sampling, ("permutation", "orthogonal"))
     step = _step_rule(step)
     armijo = step == "armijo"
+    exact = step == "exact"
     stochastic = batch_size is not None
+    if exact and not (problem.has_block_affine and sampling == "permutation"
+                      and batch_size is None):
+        raise ValueError("step='exact' needs sampling='permutation', full (not minibatch) "
+                         "costs and a problem with the block_affine oracle (a cost affine in "
+                         "a rotation of a row block, such as jitopt.problems.linear_cost or "
+                         "procrustes)")
     if stochastic:
         if not isinstance(problem, FiniteSumProblem):
             raise TypeError("batch_size needs a jitopt.FiniteSumProblem, got "
                             f"{type(problem).__name__}")
         batch_size = check_int("batch_size", batch_size, 1, problem.n_samples)
-        if armijo:
+        if armijo:  # (step="exact" is refused above)
             raise ValueError("step='armijo' needs exact costs: with batch_size give a fixed "
                              "step or a schedule step(k)")
     gtol = check_real("gtol", gtol, low=0.0)
@@ -193,6 +209,7 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     track = use_rows and problem.has_cost_change  # cost followed by incremental updates
     want_f = target_cost is not None or history or callback is not None or disp
     need_f = not stochastic and (armijo or want_f)  # the cost is needed at every step
+    special = p == n  # rotations of SO(r) keep det X on O(n)
     full_checks = gtol > 0 or (stochastic and want_f)
 
     monitor = Monitor(problem, callback, history, disp, disp_every=check_every)
@@ -234,72 +251,84 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
         else:
             frame = K.haar_frame(rng.standard_normal((n, r)))
             xb = frame @ x
-        if use_rows:
-            gb = problem.egrad_rows(x, rows)
+        if exact:  # the minimizer over the rotations of the block, in closed form
             if need_f and np.isnan(f):
                 f = problem.cost(x)
+            lb = np.ascontiguousarray(problem.block_affine(x, rows), dtype=np.float64)
+            if not np.all(np.isfinite(lb)) or (need_f and not np.isfinite(f)):
+                return stop(Status.NONFINITE, f"The oracles returned a non-finite value at "
+                                              f"iteration {nit}; x is the last finite "
+                                              f"iterate.")
+            u, df = K.exact_block(lb, special)
+            new = u @ xb if df < 0.0 else None  # df >= 0: the block is already optimal
         else:
-            if stochastic:
-                batch = rng.choice(problem.n_samples, batch_size, replace=False)
-                eg = problem.egrad(x, batch)
-            elif need_f and np.isnan(f):
-                f, eg = problem.cost_and_egrad(x)
+            if use_rows:
+                gb = problem.egrad_rows(x, rows)
+                if need_f and np.isnan(f):
+                    f = problem.cost(x)
             else:
-                eg = problem.egrad(x)
-            gb = eg[rows] if rows_mode else frame @ eg
-        omega = K.block_gradient(np.ascontiguousarray(gb, dtype=np.float64), xb)
-        w2 = float(np.sum(omega * omega))
-        if not (np.isfinite(w2) and (np.isfinite(f) or not need_f)):
-            return stop(Status.NONFINITE, f"The oracles returned a non-finite value at "
-                                          f"iteration {nit}; x is the last finite iterate.")
+                if stochastic:
+                    batch = rng.choice(problem.n_samples, batch_size, replace=False)
+                    eg = problem.egrad(x, batch)
+                elif need_f and np.isnan(f):
+                    f, eg = problem.cost_and_egrad(x)
+                else:
+                    eg = problem.egrad(x)
+                gb = eg[rows] if rows_mode else frame @ eg
+            omega = K.block_gradient(np.ascontiguousarray(gb, dtype=np.float64), xb)
+            w2 = float(np.sum(omega * omega))
+            if not (np.isfinite(w2) and (np.isfinite(f) or not need_f)):
+                return stop(Status.NONFINITE, f"The oracles returned a non-finite value at "
+                                              f"iteration {nit}; x is the last finite iterate.")
 
-        def trial(eta):  # the new rows (permutation) or the new point (orthogonal)
-            d = K.block_delta(omega, eta, xb)
-            return d, (xb + d if rows_mode else K.subspace_update(x, frame, d))
+            def trial(eta):  # the new rows (permutation) or the new point (orthogonal)
+                d = K.block_delta(omega, eta, xb)
+                return d, (xb + d if rows_mode else K.subspace_update(x, frame, d))
 
-        def change(d, new):  # f(trial point) - f(x)
-            if track:
-                return problem.cost_change(x, rows, d, gb)
-            if rows_mode:
-                xt = x.copy()
-                xt[rows] = new
-                return problem.cost(xt) - f
-            return problem.cost(new) - f
+            def change(d, new):  # f(trial point) - f(x)
+                if track:
+                    return problem.cost_change(x, rows, d, gb)
+                if rows_mode:
+                    xt = x.copy()
+                    xt[rows] = new
+                    return problem.cost(xt) - f
+                return problem.cost(new) - f
 
-        # -- the step ------------------------------------------------------------------------
-        new = df = None
-        if armijo:
-            if w2 > 0.0:
-                if alpha is None:
-                    alpha = 1.0 / np.sqrt(w2)
-                # an incremental change is exact; a difference of two costs is not
-                rounding = 0.0 if track else _ROUNDING * abs(f)
-                eta, first = alpha, True
-                while True:
-                    d, cand = trial(eta)
-                    dfc = change(d, cand)
-                    if not np.isfinite(dfc):
-                        return stop(Status.NONFINITE, f"The cost is not finite at a trial "
-                                                      f"point of iteration {nit + 1}.")
-                    if dfc <= -c * eta * w2 + rounding:
-                        new, df = cand, dfc
-                        # grow only on a decrease that rounding cannot explain
-                        if first and dfc <= -c * eta * w2:
-                            alpha = eta / shrink
-                        else:
-                            alpha = eta
-                        break
-                    eta *= shrink
-                    first = False
-                    if eta * np.sqrt(w2) < min_step:
-                        break  # no decrease above rounding on this block: skip it
-        else:
-            eta = step if not callable(step) else float(step(nit))
-            if not (np.isfinite(eta) and eta > 0):
-                raise ValueError(f"step({nit}) must return a positive finite number, got {eta}")
-            d, new = trial(eta)
-            if track and need_f:
-                df = change(d, new)
+            # -- the gradient step -------------------------------------------------------
+            new = df = None
+            if armijo:
+                if w2 > 0.0:
+                    if alpha is None:
+                        alpha = 1.0 / np.sqrt(w2)
+                    # an incremental change is exact; a difference of two costs is not
+                    rounding = 0.0 if track else _ROUNDING * abs(f)
+                    eta, first = alpha, True
+                    while True:
+                        d, cand = trial(eta)
+                        dfc = change(d, cand)
+                        if not np.isfinite(dfc):
+                            return stop(Status.NONFINITE, f"The cost is not finite at a trial "
+                                                          f"point of iteration {nit + 1}.")
+                        if dfc <= -c * eta * w2 + rounding:
+                            new, df = cand, dfc
+                            # grow only on a decrease that rounding cannot explain
+                            if first and dfc <= -c * eta * w2:
+                                alpha = eta / shrink
+                            else:
+                                alpha = eta
+                            break
+                        eta *= shrink
+                        first = False
+                        if eta * np.sqrt(w2) < min_step:
+                            break  # no decrease above rounding on this block: skip it
+            else:
+                eta = step if not callable(step) else float(step(nit))
+                if not (np.isfinite(eta) and eta > 0):
+                    raise ValueError(f"step({nit}) must return a positive finite number, "
+                                     f"got {eta}")
+                d, new = trial(eta)
+                if track and need_f:
+                    df = change(d, new)
         if new is not None:
             if rows_mode:
                 x[rows] = new
