@@ -258,3 +258,61 @@ def test_history_and_callback():
     res = evi(problem, tol=1e-6, maxiter=500, check_every=100, callback=stop, rng=0)
     assert res.status == Status.CALLBACK and res.nit == 100 and len(seen) == 1
     assert problem._dom.contains(seen[0], 1e-12)
+
+
+@pytest.mark.parametrize("dom,d,ce", [(Box(-1.0, 2.0), 4, False), (Simplex(), 5, False),
+                                      (ProductOfSimplices([2, 3]), 5, True)])
+def test_deviation_experts_give_the_closed_form_gap(dom, d, ce):
+    """Gap = s - sum over groups of the smallest expert value, the LP certificate."""
+    rng = np.random.default_rng(11)
+    problem = VIProblem(_nonmonotone(d, rng), dom, dim=d)
+    D = problem._dom
+    X = _random_points(problem, 6, rng)
+    w = rng.dirichlet(np.ones(6))
+    Fx = np.array([problem.F(x) for x in X])
+    Y, Fy = D.to_y(X), D.f_to_y(Fx)
+    group, p, q, alpha, beta, ng = D.experts(ce)
+    M = (Fy * w[:, None]).T @ Y
+    vals = alpha * (w @ Fy)[p] + beta * M[p, q]
+    gap = float(np.einsum("k,kj,kj->", w, Fy, Y)) - sum(vals[group == g].min() for g in range(ng))
+    ref = evi_gap(problem, X, w, Fx)
+    expected = ref.gap_ce.sum() if ce else evi_gap(problem, X, w, Fx, method="lp").gap
+    assert gap == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("dom,d,dev", [(Box(0.0, 1.0), 8, "linear"), (Simplex(), 6, "linear"),
+                                       (ProductOfSimplices([3, 3]), 6, "ce")])
+def test_column_generation_reweighting(dom, d, dev):
+    rng = np.random.default_rng(d)
+    op = _nonmonotone(d, rng)
+    calls = []
+
+    def F(x):
+        calls.append(1)
+        return op.A @ x + op.b
+
+    problem = VIProblem(F, dom, dim=d)
+    res = evi(problem, tol=1e-4, rng=0, deviations=dev, reweight="cg", maxiter=4000)
+    assert res.success and res.gap <= 1e-4
+    assert res.nfev == len(calls) >= res.nit  # the new points are operator calls too
+    check = evi_gap(problem, res.points, res.weights)
+    gap = check.gap_ce.sum() if dev == "ce" else check.gap
+    assert gap == pytest.approx(res.gap, abs=1e-12)
+    if dev == "linear":
+        assert evi_gap(problem, res.points, res.weights, method="lp").gap == pytest.approx(
+            res.gap, abs=1e-7)
+    assert res.fp_residual <= 1e-8
+    for x in res.points:
+        assert problem._dom.contains(x, 1e-12)
+    plain = evi(VIProblem(op, dom, dim=d), tol=1e-4, rng=0, deviations=dev, maxiter=4000)
+    assert res.nit < plain.nit  # fewer rounds than the plain regret loop
+
+
+def test_column_generation_bad_input():
+    problem = VIProblem(lambda x: x, Simplex(), dim=2)
+    with pytest.raises(ValueError, match="reweight"):
+        evi(problem, reweight="lp")
+    with pytest.raises(ValueError, match="cg"):
+        evi(VIProblem(lambda x: x, ProductOfSimplices([2, 2])), reweight="cg")
+    with pytest.raises(ValueError, match="cg"):
+        evi(VIProblem(lambda x: x, Polytope([[1.0], [-1.0]], [1.0, 0.0])), reweight="cg")

@@ -255,3 +255,48 @@ def test_bad_set_arguments_are_named():
     with pytest.raises(ValueError, match="tol"):
         L2Ball(1.0).contains([0.1, 0.2], tol=-1.0)
     assert L2Ball(1.0).contains([0.6, 0.8]) and not L2Ball(1.0).contains([0.6, 0.81])
+
+
+# -- sets outside the canonical form ------------------------------------------------------
+
+def test_product_of_simplices_projection_is_optimal():
+    """The projection p of z satisfies <z - p, q - p> <= 0 for every q in the set (checked on
+    the vertices, which is enough) and agrees with the sort-based simplex reference."""
+    from jitopt.sets import ProductOfSimplices
+
+    rng = np.random.default_rng(3)
+    P = ProductOfSimplices([2, 3, 1, 4])
+    verts = [np.concatenate([np.eye(m)[a] for m, a in zip(P.sizes, idx)])
+             for idx in itertools.product(*[range(m) for m in P.sizes])]
+    for _ in range(20):
+        z = 2.0 * rng.standard_normal(P.dim)
+        keep = z.copy()
+        p = P.project(z)
+        np.testing.assert_array_equal(z, keep)
+        assert P.contains(p, 1e-12)
+        assert max((z - p) @ (q - p) for q in verts) <= 1e-12
+        for lo, hi in zip(P.offsets[:-1], P.offsets[1:]):
+            np.testing.assert_allclose(p[lo:hi], simplex_ref(z[lo:hi], 1.0), atol=1e-12)
+    assert not P.contains(np.ones(P.dim))
+    assert not P.contains(np.r_[-0.1, 1.1, verts[0][2:]])
+    with pytest.raises(ValueError, match="length"):
+        P.project(np.ones(3))
+    with pytest.raises(ValueError, match="sizes"):
+        ProductOfSimplices([2, 0])
+
+
+def test_polytope_vertices_bounds_and_membership():
+    from jitopt.sets import ConvexSet, Polytope
+
+    # the triangle x, y >= 0, x + 2y <= 2 and a redundant cut x <= 3
+    T = Polytope([[-1, 0], [0, -1], [1, 2], [1, 0]], [0, 0, 2, 3])
+    V = T.vertices()
+    assert sorted(map(tuple, np.round(V, 12))) == [(0.0, 0.0), (0.0, 1.0), (2.0, 0.0)]
+    np.testing.assert_allclose(T.lower, [0, 0], atol=1e-9)
+    np.testing.assert_allclose(T.upper, [2, 1], atol=1e-9)
+    assert T.contains(np.array([1.0, 0.5])) and not T.contains(np.array([1.0, 0.6]))
+    assert not isinstance(T, ConvexSet)  # no exact projection is offered
+    with pytest.raises(ValueError, match="empty"):
+        Polytope([[1.0], [-1.0]], [0.0, -1.0])
+    with pytest.raises(ValueError, match="unbounded"):
+        Polytope([[1.0, 0.0], [0.0, 1.0]], [1.0, 1.0])

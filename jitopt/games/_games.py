@@ -17,7 +17,7 @@ from scipy.optimize import linprog
 
 from .._core.result import OptimizeResult
 from ..solvers import _evi_kernels as _k
-from ..solvers._evi_domains import ProductOfSimplices
+from ..sets import ProductOfSimplices
 from ..solvers.evi import AffineOperator, VIProblem, evi, evi_gap
 
 __all__ = ["NormalFormGame", "PolymatrixGame", "concave_game"]

@@ -2,7 +2,8 @@ r"""Domains of the EVI solver and their oracles: the closed-form and LP gaps, li
 minimisation, fixed points of affine self-maps, the reweighting LP and an H-description.
 
 A user passes :class:`jitopt.sets.Simplex`, a bounded :class:`jitopt.sets.Box` (or
-:class:`jitopt.sets.LInfBall`), :class:`ProductOfSimplices` or :class:`Polytope`;
+:class:`jitopt.sets.LInfBall`), :class:`jitopt.sets.ProductOfSimplices` or
+:class:`jitopt.sets.Polytope`;
 :func:`make_domain` turns it into a :class:`Domain` holding the internal coordinates of the
 learners (see :mod:`jitopt.solvers._evi_kernels`): ``x = shift + T y`` with ``y`` in a product
 of standard simplices or in the unit box. A polytope is lifted to barycentric coordinates over
@@ -11,7 +12,6 @@ those coordinates for a column-stochastic ``Y``, so a swap-regret learner on the
 the Phi_LIN regret on ``X``.
 """
 
-import itertools
 import numbers
 
 import numpy as np
@@ -19,99 +19,10 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from .. import sets as _sets
+from ..sets import Polytope, ProductOfSimplices
 from . import _evi_kernels as _k
 
 __all__ = ["ProductOfSimplices", "Polytope", "Domain", "make_domain", "deviation_lp"]
-
-_MAX_VERTEX_COMBOS = 200_000
-
-
-class ProductOfSimplices:
-    r"""The product :math:`\Delta(m_1) \times \dots \times \Delta(m_n)` of probability simplices
-    (the mixed strategies of an ``n``-player normal-form game), coordinates concatenated.
-
-    Parameters
-    ----------
-    sizes : sequence of int
-        The block sizes :math:`m_i \ge 1`.
-    """
-
-    def __init__(self, sizes):
-        try:
-            sizes = [int(m) for m in sizes]
-        except (TypeError, ValueError):
-            raise TypeError("sizes must be a sequence of positive integers") from None
-        if not sizes or min(sizes) < 1:
-            raise ValueError(f"sizes must be a non-empty sequence of positive integers, got {sizes}")
-        self.sizes = tuple(sizes)
-        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
-        self.dim = int(self.offsets[-1])
-
-    def __repr__(self):
-        return f"ProductOfSimplices({list(self.sizes)})"
-
-
-class Polytope:
-    r"""A nonempty bounded polytope :math:`\{x \in \mathbb R^d : A x \le b\}`.
-
-    Parameters
-    ----------
-    A : array_like, shape (m, d)
-    b : array_like, shape (m,)
-
-    Raises
-    ------
-    ValueError
-        If the polytope is empty or unbounded (checked with :math:`2d` HiGHS LPs).
-    """
-
-    def __init__(self, A, b):
-        A = np.array(A, dtype=float, ndmin=2)
-        b = np.array(b, dtype=float).ravel()
-        if A.ndim != 2 or A.shape[0] != b.shape[0] or A.shape[0] == 0:
-            raise ValueError(f"A must have shape (m, d) and b shape (m,), got {A.shape} and {b.shape}")
-        if not (np.isfinite(A).all() and np.isfinite(b).all()):
-            raise ValueError("A and b must be finite")
-        self.A, self.b, self.dim = A, b, A.shape[1]
-        lo, hi = np.empty(self.dim), np.empty(self.dim)
-        for j in range(self.dim):
-            for sign, store in ((1.0, lo), (-1.0, hi)):
-                e = np.zeros(self.dim)
-                e[j] = sign
-                r = linprog(e, A_ub=A, b_ub=b, bounds=(None, None), method="highs")
-                if r.status == 2:
-                    raise ValueError("the polytope {x : A x <= b} is empty")
-                if r.status == 3:
-                    raise ValueError("the polytope {x : A x <= b} is unbounded")
-                if r.status != 0:
-                    raise ValueError(f"could not check the polytope: {r.message}")
-                store[j] = sign * r.fun
-        self.lower, self.upper = lo, hi
-
-    def vertices(self):
-        """The vertices (rows), by brute force over the ``d``-subsets of the constraints."""
-        A, b, d = self.A, self.b, self.dim
-        m = A.shape[0]
-        ncomb = 1
-        for k in range(d):
-            ncomb = ncomb * (m - k) // (k + 1)
-        if ncomb > _MAX_VERTEX_COMBOS:
-            raise ValueError(f"the polytope has too many constraint subsets ({ncomb}) for vertex "
-                             f"enumeration; at most {_MAX_VERTEX_COMBOS} are supported")
-        scale = 1.0 + np.abs(b).max()
-        verts = []
-        for rows in itertools.combinations(range(m), d):
-            As = A[list(rows)]
-            if abs(np.linalg.det(As)) < 1e-12 * max(1.0, np.abs(As).max()) ** d:
-                continue
-            v = np.linalg.solve(As, b[list(rows)])
-            if (A @ v <= b + 1e-9 * scale).all():
-                if not any(np.abs(v - w).max() <= 1e-9 * scale for w in verts):
-                    verts.append(v)
-        return np.array(verts)
-
-    def __repr__(self):
-        return f"Polytope(<{self.A.shape[0]} constraints in R^{self.dim}>)"
 
 
 def deviation_lp(A, b, M, Fbar):
@@ -307,6 +218,50 @@ class Domain:
             raise RuntimeError(f"the reweighting LP failed: {r.message}")
         lam = np.maximum(r.x[:T], 0.0)
         return lam / lam.sum()
+
+    # -- deviation experts (for column generation) -----------------------------------------
+
+    def experts(self, ce=False):
+        r"""The deviation polytope as a product of simplices of *experts*, in internal
+        coordinates (closed-form domains; ``ce=True``: per-block maps on a product of
+        simplices).
+
+        Expert :math:`e` belongs to group :math:`g_e` and is the coordinate map
+        :math:`y \mapsto \alpha_e + \beta_e y_{q_e}` written into output coordinate
+        :math:`p_e`; a deviation is one distribution :math:`\pi_g` over the experts of each
+        group, :math:`\phi(y)_p = \sum_{e : p_e = p} \pi_e (\alpha_e + \beta_e y_{q_e})`.
+        Box: group :math:`r` (a row) holds :math:`0, 1, y_j, 1 - y_j`; simplex blocks: group
+        :math:`b` (a column of block :math:`i`) holds :math:`y \mapsto y_b e_a`, :math:`a` in
+        block :math:`i`. The expert's value on a mixture is
+        :math:`\alpha_e \bar F_{p_e} + \beta_e M_{p_e q_e}`, and
+        :math:`\operatorname{Gap} = s - \sum_g \min_{e \in g} (\ldots)` (the closed forms
+        of :meth:`closed_gaps`).
+
+        Returns
+        -------
+        (group, p, q, alpha, beta, ngroups)
+            Integer arrays ``group, p, q``, float arrays ``alpha, beta`` (one entry per
+            expert, grouped contiguously) and the number of groups.
+        """
+        if self.lift or (self.kind != _k.KIND_BOX and not ce and self.off.shape[0] > 2):
+            raise ValueError("deviation experts exist for the box, the simplex and, with "
+                             "per-block deviations, a product of simplices")
+        d = self.dy
+        if self.kind == _k.KIND_BOX:
+            j = np.arange(d)
+            p = np.repeat(j, 2 * d + 2)
+            q = np.tile(np.concatenate([[0, 0], j, j]), d)
+            alpha = np.tile(np.concatenate([[0.0, 1.0], np.zeros(d), np.ones(d)]), d)
+            beta = np.tile(np.concatenate([[0.0, 0.0], np.ones(d), -np.ones(d)]), d)
+            return np.repeat(j, 2 * d + 2), p, q, alpha, beta, d
+        ps, qs = [], []
+        for i in range(self.off.shape[0] - 1):
+            lo, hi = self.off[i], self.off[i + 1]
+            for b in range(lo, hi):
+                ps.append(np.arange(lo, hi))
+                qs.append(np.full(hi - lo, b))
+        q = np.concatenate(qs)
+        return q.copy(), np.concatenate(ps), q, np.zeros(q.size), np.ones(q.size), d
 
     # -- full-dimensional description (for the ellipsoid) -----------------------------------
 

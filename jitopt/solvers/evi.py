@@ -19,12 +19,15 @@ computable in polynomial time for every bounded :math:`F`.
 import math
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
 
 from .._core.problem import OracleCounts
 from .._core.result import Monitor, OptimizeResult, Status
 from .._core.validation import check_choice, check_int, check_real, check_rng
 from . import _evi_kernels as _k
-from ._evi_domains import Polytope, ProductOfSimplices, make_domain
+from ..sets import Polytope, ProductOfSimplices
+from ._evi_domains import make_domain
 
 __all__ = ["VIProblem", "AffineOperator", "ProductOfSimplices", "Polytope", "evi", "evi_gap"]
 
@@ -71,7 +74,7 @@ class VIProblem:
         function) is called once per round between the compiled learner steps; an
         :class:`AffineOperator` (and the operators of :mod:`jitopt.games`) run inside the
         compiled loop.
-    domain : jitopt.sets.Simplex, jitopt.sets.Box, ProductOfSimplices or Polytope
+    domain : jitopt.sets.Simplex, Box, ProductOfSimplices or Polytope
         The compact convex set :math:`X` (a box needs finite bounds).
     dim : int, optional
         The dimension, for a set that does not fix it (``jitopt.sets.Simplex()``).
@@ -230,7 +233,7 @@ class _State:
 
 
 def evi(problem, x0=None, *, tol=1e-3, deviations="linear", method="ggm", learner="rm+",
-        weighting="linear", maxiter=20000, check_every=50, reweight=False, reweight_max=400,
+        weighting="linear", maxiter=20000, check_every=50, reweight=False, reweight_max=None,
         maxtime=None, callback=None, history=False, disp=False, rng=None):
     r"""Solve an expected variational inequality: a finite mixture of points with certified
     gap at most ``tol``.
@@ -275,11 +278,20 @@ def evi(problem, x0=None, *, tol=1e-3, deviations="linear", method="ggm", learne
         Maximum rounds (ellipsoid steps for ``"eah"``).
     check_every : int
         Rounds between gap checks (the check is :math:`O(d^2)` from running sums).
-    reweight : bool
-        Also try the LP that minimises the gap over the weights of (at most
+    reweight : {False, True, "cg"}
+        ``True``: also try the LP that minimises the gap over the weights of (at most
         ``reweight_max``, evenly spaced) iterates, after ``2 * check_every`` rounds, then
         each time the number of rounds doubles, and at the end; its weights are kept when
         they lower the gap, and the run stops as soon as that gap is at most ``tol``.
+        ``"cg"`` (box, simplex, product of simplices with ``deviations="ce"``): on the same
+        schedule, up to ``reweight_max`` restricted LPs of a row and column generation over
+        all iterates, which also adds fixed points of the LP's dual (worst) deviations as
+        new points, in the spirit of the ellipsoid against hope (one operator call each; the
+        returned mixture may contain them). A departure from the paper, documented in the
+        theory page.
+    reweight_max : int, optional
+        The most iterates in the LP of ``reweight=True`` (default 400), or the restricted
+        LPs per call of ``"cg"`` (default 25).
     maxtime : float, optional
         Wall-clock limit in seconds.
     callback, history, disp, rng
@@ -303,12 +315,20 @@ def evi(problem, x0=None, *, tol=1e-3, deviations="linear", method="ggm", learne
     check_choice("weighting", weighting, ("linear", "uniform"))
     maxiter = check_int("maxiter", maxiter, 1)
     check_every = check_int("check_every", check_every, 1)
+    if reweight not in (False, True, "cg"):
+        raise ValueError(f'reweight must be False, True or "cg", got {reweight!r}')
+    if reweight_max is None:
+        reweight_max = 25 if reweight == "cg" else 400
     reweight_max = check_int("reweight_max", reweight_max, 2)
     if maxtime is not None:
         maxtime = check_real("maxtime", maxtime, 0.0, low_open=True)
     dom = problem._dom
     if deviations == "ce" and (dom.kind != _k.KIND_PRODUCT or dom.lift):
         raise ValueError('deviations="ce" needs a simplex or a product of simplices domain')
+    if reweight == "cg" and (dom.lift or (dom.kind == _k.KIND_PRODUCT and deviations == "linear"
+                                          and dom.off.shape[0] > 2)):
+        raise ValueError('reweight="cg" needs a box, a simplex or a product of simplices with '
+                         'deviations="ce"')
     gen = None if rng is None else check_rng(rng)
     y0 = None
     if x0 is not None:
@@ -362,6 +382,12 @@ def _ggm(problem, dom, y0, tol, deviations, learner, weighting, maxiter, check_e
             FXs.append(fx[None, :])
             nit = 1
     rw_best, next_rw = None, 2 * check_every
+    cg = _ColumnGeneration(problem, dom, not alce, gap_row) if reweight == "cg" else None
+
+    def reweighted(Y, Fy, Fx):
+        if cg is not None:
+            return cg.run(Y, Fy, Fx, tol, reweight_max)
+        return _reweighted(dom, Y, Fy, Fx, alce, reweight_max, gap_row)
     while status is None:
         if nit >= maxiter:
             status = Status.MAXITER
@@ -402,8 +428,7 @@ def _ggm(problem, dom, y0, tol, deviations, learner, weighting, maxiter, check_e
             status = Status.CONVERGED
         elif reweight and nit >= next_rw:
             next_rw = 2 * nit
-            rw_best = _reweighted(dom, np.vstack(Ys), np.vstack(Fs), np.vstack(FXs), alce,
-                                  reweight_max, gap_row)
+            rw_best = reweighted(np.vstack(Ys), np.vstack(Fs), np.vstack(FXs))
             if rw_best[4].gap <= tol:
                 status = Status.CONVERGED
         if status is None and maxtime is not None and monitor.elapsed() > maxtime:
@@ -421,7 +446,7 @@ def _ggm(problem, dom, y0, tol, deviations, learner, weighting, maxiter, check_e
     if rw_best is not None and rw_best[4].gap < rep.gap:
         Y, Fy, Fx, w, rep = rw_best
     elif reweight and Y.shape[0] > 1 and rep.gap > 0 and status != Status.NONFINITE:
-        cand = _reweighted(dom, Y, Fy, Fx, alce, reweight_max, gap_row)
+        cand = reweighted(Y, Fy, Fx)
         if cand[4].gap < rep.gap:
             Y, Fy, Fx, w, rep = cand
     if status == Status.CONVERGED and rep.gap > tol:
@@ -430,6 +455,8 @@ def _ggm(problem, dom, y0, tol, deviations, learner, weighting, maxiter, check_e
         status = Status.CONVERGED
     keep = w > 0
     X = dom.to_x(Y[keep])
+    if cg is not None:
+        fp_res = max(fp_res, cg.fp_res)
     message = (f"Certified gap {rep.gap:.3e} <= tol." if status == Status.CONVERGED else None)
     return monitor.result(w[keep] @ X, rep.gap, rep.gap_con, nit, status, message, points=X,
                           weights=w[keep] / w[keep].sum(), fp_residual=fp_res, **rep)
@@ -441,6 +468,143 @@ def _reweighted(dom, Y, Fy, Fx, alce, reweight_max, gap_row):
     Yr, Fr, FXr = Y[idx], Fy[idx], Fx[idx]
     lam = dom.reweight(dom.to_x(Yr), FXr) if dom.lift else dom.reweight(Yr, Fr, ce=not alce)
     return Yr, Fr, FXr, lam, _report(dom, Yr, Fr, FXr, lam, gap_row)
+
+
+class _ColumnGeneration:
+    r"""``reweight="cg"``: the reweighting LP over all iterates, solved by row and column
+    generation, plus new points, the fixed points of its dual deviations.
+
+    The restricted LP :math:`\min_{\lambda \in \Delta_C} \sum_k \lambda_k s_k - \sum_g v_g`,
+    :math:`v_g \le \sum_k \lambda_k L_{ke}` for the active experts :math:`e` of each group
+    :math:`g` (:meth:`Domain.experts`), keeps a few columns :math:`C` and expert rows. Rows:
+    the ``ROWS`` most violated experts of every group whose constraints the LP's
+    :math:`\lambda` violates. Once none is, its dual is the worst deviation :math:`\phi^*`
+    for :math:`\lambda`; columns: the ``ADD`` iterates with the smallest
+    :math:`\langle F(x_k), x_k - \phi^*(x_k)\rangle` below the LP value, and one new point, a
+    fixed point :math:`x^*` of :math:`\phi^*`, where that value is 0 (the good-enough
+    response of the ellipsoid against hope); zero-weight columns leave when there are many.
+    The state persists between calls.
+    """
+
+    ADD = 20  # iterates priced in per LP
+    ROWS = 3  # violated rows added per group and LP
+
+    def __init__(self, problem, dom, ce, gap_row):
+        self.problem, self.dom, self.gap_row = problem, dom, gap_row
+        self.group, self.p, self.q, self.alpha, self.beta, self.ng = dom.experts(ce)
+        self.first = np.flatnonzero(np.r_[True, self.group[1:] != self.group[:-1]])
+        self.active = np.zeros(self.group.size, bool)
+        self.G = (np.zeros((0, dom.dy)), np.zeros((0, dom.dy)), np.zeros((0, dom.d)))
+        self.cols = np.zeros(0, np.int64)  # columns: indices into [generated; iterates]
+        self.Y = self.Fy = None  # the current columns (internal points and values)
+        self.fp_res = 0.0
+
+    def _vals(self, Y, Fy, lam):
+        """The experts' values on the mixture and the group minima."""
+        M = (Fy * lam[:, None]).T @ Y
+        vals = self.alpha * (lam @ Fy)[self.p] + self.beta * M[self.p, self.q]
+        return vals, np.minimum.reduceat(vals, self.first)
+
+    def _argmins(self, vals, mins):
+        hit = np.flatnonzero(vals <= mins[self.group])
+        return hit[np.unique(self.group[hit], return_index=True)[1]]
+
+    def _lp(self):
+        e = np.flatnonzero(self.active)
+        nc, ng = self.Y.shape[0], self.ng
+        L = self.Fy[:, self.p[e]] * (self.alpha[e] + self.beta[e] * self.Y[:, self.q[e]])
+        G = sp.csr_matrix((np.ones(e.size), (np.arange(e.size), self.group[e])),
+                          shape=(e.size, ng))
+        A_ub = sp.hstack([sp.csr_matrix(-L.T), G]).tocsr()
+        s = np.einsum("kj,kj->k", self.Fy, self.Y)
+        cost = np.concatenate([s, -np.ones(ng)])
+        A_eq = np.concatenate([np.ones(nc), np.zeros(ng)])[None, :]
+        r = linprog(cost, A_ub=A_ub, b_ub=np.zeros(e.size), A_eq=A_eq, b_eq=[1.0],
+                    bounds=[(0, None)] * nc + [(None, None)] * ng, method="highs")
+        if r.status != 0:
+            raise RuntimeError(f"the reweighting LP failed: {r.message}")
+        lam = np.maximum(r.x[:nc], 0.0)
+        pi = np.zeros(self.group.size)
+        pi[e] = np.maximum(-r.ineqlin.marginals, 0.0)
+        tot = np.add.reduceat(pi, self.first)
+        pi /= np.where(tot > 0, tot, 1.0)[self.group]
+        return lam / lam.sum(), float(r.fun), r.x[nc:], pi
+
+    def _deviation(self, pi):
+        d = self.dom.dy
+        K, c = np.zeros((d, d)), np.zeros(d)
+        np.add.at(K, (self.p, self.q), pi * self.beta)
+        np.add.at(c, self.p, pi * self.alpha)
+        return K, c
+
+    def run(self, Yit, Fit, FXit, tol, budget):
+        """Up to ``budget`` restricted LPs over the iterates ``Yit`` (internal coordinates),
+        their values ``Fit`` (internal) and ``FXit`` (original); returns the best mixture
+        ``(Y, Fy, Fx, weights, report)``."""
+        dom, T = self.dom, Yit.shape[0]
+        # the pool: the points generated so far, then the iterates
+        pY, pF, pX = (np.vstack([self.G[0], Yit]), np.vstack([self.G[1], Fit]),
+                      np.vstack([self.G[2], FXit]))
+        ng0 = self.G[0].shape[0]
+        cols = self.cols
+        if cols.size == 0:
+            cols = ng0 + np.unique(np.linspace(0, T - 1, min(50, T)).astype(np.int64))
+            vals, mins = self._vals(pY[cols], pF[cols], np.full(cols.size, 1.0 / cols.size))
+            self.active[self._argmins(vals, mins)] = True
+        s_pool = np.einsum("kj,kj->k", pF, pY)
+        best, fp_ok = None, True
+        for _ in range(budget):
+            self.Y, self.Fy = pY[cols], pF[cols]
+            lam, val, v, pi = self._lp()
+            vals, mins = self._vals(self.Y, self.Fy, lam)
+            gap = float(lam @ s_pool[cols]) - float(mins.sum())
+            if best is None or gap < best[0]:
+                keep = lam > 0
+                best = (gap, cols[keep], lam[keep])
+            if gap <= tol:
+                break
+            scale = 1e-12 * (1.0 + abs(val))
+            new = np.flatnonzero(~self.active & (vals < v[self.group] - scale))
+            if new.size:  # row generation: lambda is not optimal over the columns yet
+                new = new[np.lexsort((vals[new], self.group[new]))]  # by group, then value
+                start = np.flatnonzero(np.r_[True, np.diff(self.group[new]) != 0])
+                rank = np.arange(new.size) - np.repeat(start, np.diff(np.r_[start, new.size]))
+                new = new[rank < self.ROWS]  # the most violated rows of each group
+                self.active[new] = True
+            elif cols.size > np.count_nonzero(lam) + 4 * self.ADD:  # drop unused columns
+                cols = cols[lam > 0]
+            K, c = self._deviation(pi)
+            add = np.zeros(0, np.int64)
+            if new.size == 0:  # pricing: the iterates that beat the LP value under phi*
+                red = s_pool - np.einsum("kj,kj->k", pF, pY @ K.T + c) - val
+                red[cols] = np.inf
+                add = np.argsort(red)[:self.ADD]
+                add = add[red[add] < -scale]
+            if fp_ok and new.size == 0:  # the good-enough response to phi*: a fixed point
+                y = np.empty(dom.dy)
+                res = _k.fixed_point(K, c, dom.interior(), 1e-9, dom.off, dom.kind,
+                                     dom.kind == _k.KIND_PRODUCT, y)
+                fx = self.problem.F(dom.to_x(y))
+                fp_ok = bool(np.isfinite(fx).all())
+                if fp_ok:
+                    self.fp_res = max(self.fp_res, res)
+                    k = self.G[0].shape[0]
+                    self.G = (np.vstack([self.G[0], y]), np.vstack([self.G[1], dom.f_to_y(fx)]),
+                              np.vstack([self.G[2], fx]))
+                    pY = np.vstack([pY[:k], y, pY[k:]])
+                    pF = np.vstack([pF[:k], dom.f_to_y(fx), pF[k:]])
+                    pX = np.vstack([pX[:k], fx, pX[k:]])
+                    s_pool = np.einsum("kj,kj->k", pF, pY)
+                    cols = np.where(cols >= k, cols + 1, cols)
+                    best = (best[0], np.where(best[1] >= k, best[1] + 1, best[1]), best[2])
+                    add = np.concatenate([np.where(add >= k, add + 1, add), [k]])
+            if add.size == 0 and new.size == 0:
+                break  # nothing new to add
+            cols = np.concatenate([cols, add])
+        self.cols = cols  # the next call's pool has the same generated points first
+        idx, lam = best[1], best[2]
+        Y, Fy, Fx = pY[idx], pF[idx], pX[idx]
+        return Y, Fy, Fx, lam, _report(dom, Y, Fy, Fx, lam, self.gap_row)
 
 
 def _report(dom, Y, Fy, Fx, w, gap_row):
