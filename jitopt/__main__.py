@@ -6,6 +6,7 @@ method includes Numba compilation, which later runs read from the cache).
 """
 
 import argparse
+import functools
 import importlib
 import time
 
@@ -22,7 +23,7 @@ TOUR = [
 ]
 
 
-def run(entries=TOUR, stream=print):
+def run(entries=TOUR, stream=functools.partial(print, flush=True)):
     """Run the tour entries and print one row each; return the rows."""
     header = f"{'method':<14} {'problem':<38} {'result':<28} {'error':>22} {'time (s)':>9}"
     stream(header)
@@ -45,6 +46,8 @@ def main(argv=None):
     import jitopt
 
     print(f"jitopt {jitopt.__version__}: methods {', '.join(jitopt.available_methods())}\n")
+    print("The first run compiles the Numba kernels (a minute or two); later runs read them "
+          "from the cache.\n", flush=True)
     run()
 
 

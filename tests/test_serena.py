@@ -218,6 +218,24 @@ def test_matches_independent_reference_loops(method, knobs):
     np.testing.assert_allclose(res.x, ref, atol=1e-10)
 
 
+@pytest.mark.parametrize("make", [lambda: small_pca(manifold="stiefel"),
+                                  lambda: leading_eigenvector(spiked_samples(50, 5, rng=2)),
+                                  lambda: robust_pca(spiked_samples(50, 5, rng=3), 2, 0.5),
+                                  small_karcher])
+def test_numba_and_python_loops_agree_on_every_builtin_problem(make):
+    # each problem kind has its own compiled specialisation of the kernel: check each one
+    # (retraction, both estimator parts and both transports) against the Python loop
+    problem = make()
+    x0 = problem.manifold.random_point(1)
+    fast, slow = (solver("r-svrrm")(problem, x0, step_size=0.02, maxiter=20, gtol=0.0, rng=2,
+                                    jit=jit) for jit in ("auto", False))
+    assert (fast.loop, slow.loop) == ("numba", "python")
+    assert fast.nit == slow.nit >= 20 and fast.nifo == slow.nifo
+    assert np.linalg.norm(fast.x - x0) > 1e-3  # the iterates moved
+    np.testing.assert_allclose(fast.x, slow.x, atol=1e-10)
+    assert fast.fun == pytest.approx(slow.fun, rel=1e-12)
+
+
 @pytest.mark.parametrize("name", PRESETS)
 def test_ifo_counts_match_counting_wrapper(name):
     base = small_pca(n=64)

@@ -4,8 +4,9 @@ Each constructor returns a :class:`~jitopt.FiniteSumProblem` whose oracles are N
 kernels of this module, and sets ``problem.sample_kernel`` so that the stochastic solvers
 (``jitopt.solvers.serena``) can run their inner loop in Numba end to end. The kernels
 work on 2-D points (a point of the sphere is stored as a ``(d, 1)`` column) and take the
-samples as the rows of a 2-D float64 array, so one compiled specialisation serves every
-problem.
+samples as the rows of a 2-D float64 array (the SPD matrices of the Karcher mean as a
+C-contiguous ``(n, d, d)`` array), so one compiled specialisation serves every problem of a
+kind.
 """
 
 import numpy as np
@@ -116,8 +117,8 @@ def _jacobi_eigh(a):
 
 @njit(cache=True)
 def _karcher_log_sum(x, a, idx):
-    """x^{±1/2}, the sum over idx of logm(x^{-1/2} A_i x^{-1/2}) (A_i = row i as d x d) and
-    the squared norms of those logarithms."""
+    """x^{±1/2}, the sum over idx of logm(x^{-1/2} A_i x^{-1/2}) (A_i = a[i], d x d) and the
+    squared norms of those logarithms."""
     d = x.shape[0]
     s, si = spd_sqrt_and_inv_sqrt(x)
     acc = np.zeros((d, d))
@@ -125,12 +126,12 @@ def _karcher_log_sum(x, a, idx):
     b = np.empty((d, d))
     tmp = np.empty((d, d))
     for k in range(idx.size):
-        row = a[idx[k]]
+        ai = a[idx[k]]
         for i in range(d):  # tmp = A_i x^{-1/2}
             for j in range(d):
                 acc_ij = 0.0
                 for m in range(d):
-                    acc_ij += row[i * d + m] * si[m, j]
+                    acc_ij += ai[i, m] * si[m, j]
                 tmp[i, j] = acc_ij
         for i in range(d):  # b = x^{-1/2} tmp, symmetrised
             for j in range(i, d):
@@ -356,7 +357,7 @@ def karcher_mean(A, retraction="exp"):
         raise ValueError(f"A must have shape (n, d, d), got {a.shape}")
     if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
         raise TypeError(f"A must be a real numeric array, got dtype {a.dtype}")
-    a = np.array(a, dtype=np.float64, copy=True)
+    a = np.array(a, dtype=np.float64, order="C", copy=True)
     if not np.all(np.isfinite(a)):
         raise ValueError("A contains NaN or inf")
     n, d, _ = a.shape
@@ -378,15 +379,14 @@ def karcher_mean(A, retraction="exp"):
         fopt = 0.5 * float(np.sum((la - mean) ** 2)) / n
         xopt = (q * np.exp(mean)) @ q.T
         xopt = 0.5 * (xopt + xopt.T)
-    data = np.ascontiguousarray(a.reshape(n, d * d))
 
     def cost(x, idx):
-        return karcher_cost(np.ascontiguousarray(x, dtype=np.float64), data, idx)
+        return karcher_cost(np.ascontiguousarray(x, dtype=np.float64), a, idx)
 
     def egrad(x, idx):
-        return karcher_egrad(np.ascontiguousarray(x, dtype=np.float64), data, idx)
+        return karcher_egrad(np.ascontiguousarray(x, dtype=np.float64), a, idx)
 
     problem = FiniteSumProblem(SPD(d, retraction=retraction), cost, egrad, n, fopt=fopt,
                                xopt=xopt)
-    problem.sample_kernel = (KARCHER, data, np.zeros(0), 0.0)
+    problem.sample_kernel = (KARCHER, a, np.zeros(0), 0.0)
     return problem

@@ -26,7 +26,7 @@ class _Kernel:
     """The Numba path: the built-in problem's compiled per-sample oracle and manifold."""
 
     def __init__(self, problem, code):
-        self.kind, self.data, self.aux, self.par = problem.sample_kernel
+        self.data, self.aux, self.par = K.kernel_data(problem.sample_kernel)
         self.code = code
         self.shape = problem.manifold.shape
         self.shape2 = self.shape if len(self.shape) == 2 else (self.shape[0], 1)
@@ -34,7 +34,7 @@ class _Kernel:
     def chunk(self, problem, x, v, xa, ga, idx, idx2, etas, betas, control, independent):
         s2 = self.shape2
         status, steps, ifo, calls, x, v = K.run_chunk(
-            self.kind, self.code, self.data, self.aux, self.par, _c(x).reshape(s2),
+            self.code, self.data, self.aux, self.par, _c(x).reshape(s2),
             _c(v).reshape(s2), _c(xa).reshape(s2), _c(ga).reshape(s2), idx, idx2, etas,
             betas, control, independent)
         problem.counts.nifo += ifo
@@ -44,7 +44,7 @@ class _Kernel:
     def cost_and_rgrad(self, problem, x):
         """Full cost and Riemannian gradient in one compiled sweep (counted as one cost and
         one full gradient)."""
-        f, g = K.full_cost_and_rgrad(self.kind, self.code, self.data, self.aux, self.par,
+        f, g = K.full_cost_and_rgrad(self.code, self.data, self.aux, self.par,
                                      _c(x).reshape(self.shape2))
         problem.counts.nfev += 1
         problem.counts.njev += 1
@@ -186,7 +186,7 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
     jit : {"auto", False}
         ``"auto"`` runs the inner loop in Numba when the problem is a built-in one with
         compiled per-sample oracles (``problem.sample_kernel``) on a manifold and retraction
-        the kernel knows (sphere, Stiefel and Grassmann with QR or polar retraction, SPD);
+        the kernel knows (sphere, Stiefel and Grassmann with the QR retraction, SPD with ``exp``);
         ``False`` always uses the Python loop. ``result.loop`` says which ran.
     callback, history, disp
         As in :func:`jitopt.solvers.rgd`; called and recorded at each checkpoint.
