@@ -8,11 +8,16 @@ Boxes, the nonnegative orthant and :math:`\ell_\infty` balls merge into the box 
 :class:`Intersection`; balls of the same kind merge into the smallest one.
 
 One compiled kernel, :func:`project_kernel`, projects onto any set in that form, so solvers
-written in Numba call it as a global function with the arrays of :meth:`ConvexSet.kernel_args`
-(no function is passed as an argument, so a cached solver never recompiles for a new set)::
+written in Numba call it as a global function with the arguments of
+:meth:`ConvexSet.kernel_args` (no function is passed as an argument, so a cached solver never
+recompiles for a new set)::
 
     lo, hi, fpar, ipar, groups = constraint.kernel_args(d)
     project_kernel(lo, hi, fpar, ipar, groups, idx, z, out)   # out <- Pi(z) on coordinates idx
+
+The parts a set lacks are None (``fpar`` for a box, ``groups`` without a group ball): Numba
+drops the code behind an ``is None`` test at compile time, so a caller compiles one
+specialization per set family (box, balls, balls with a group ball) holding only its code.
 
 The projection is exact: in closed form for a box or a group ball alone, and by solving the
 one-dimensional equation of the KKT multiplier (bisection to the bracket's rounding level,
@@ -235,8 +240,15 @@ def _piece(p, lo, hi, fpar, ipar, groups, idx, z, out):
         if nrm > fpar[1]:
             for j in range(idx.shape[0]):
                 out[j] = z[j] * (fpar[1] / nrm)
-    else:
+    elif groups is not None:  # pruned at compile time for sets without a group ball
         _group_ball(groups, ipar[2], ipar[0], idx, z, fpar[2], out)
+
+
+@njit(cache=True)
+def _box(lo, hi, idx, z, out):
+    """out <- the projection of z onto the box lo <= x <= hi (restricted to idx)."""
+    for j in range(idx.shape[0]):
+        out[j] = _clip(z[j], lo[idx[j]], hi[idx[j]])
 
 
 @njit(cache=True)
@@ -247,25 +259,42 @@ def project_kernel(lo, hi, fpar, ipar, groups, idx, z, out):
     ----------
     lo, hi : float64 arrays (d,)
         Box bounds.
-    fpar : float64 array (3,)
+    fpar : float64 array (3,) or None
         Radii ``(r1, r2, rg)`` of the l1, l2 and group balls (``inf`` when absent); for a
-        simplex, ``r1`` holds the sum.
+        simplex, ``r1`` holds the sum. None for a box (no ball and no simplex).
     ipar : int64 array (3,)
         ``(group_code, simplex_flag, n_groups)``; group_code 0 none, 1 sum of group norms,
         2 max of group norms.
-    groups : int64 array (d,)
-        Group id of each coordinate (zeros when there is no group ball).
+    groups : int64 array (d,) or None
+        Group id of each coordinate; None when there is no group ball.
     idx : int64 array (m,)
         Coordinates the vector ``z`` lives on; the set is restricted to them (for a
         support-preserving set this is the projection of the vector that is ``z`` on ``idx``
         and zero elsewhere).
     z, out : float64 arrays (m,)
         Input and output (they may not alias).
+
+    Notes
+    -----
+    Numba removes the branches of an ``is None`` test on an argument at compile time, so a
+    caller compiles only the code of its set family: a box (``fpar`` None), balls without a
+    group ball (``groups`` None), or the general case.
     """
+    if fpar is None:
+        _box(lo, hi, idx, z, out)
+    else:
+        _project_balls(lo, hi, fpar, ipar, groups, idx, z, out)
+
+
+@njit(cache=True)
+def _project_balls(lo, hi, fpar, ipar, groups, idx, z, out):
+    """:func:`project_kernel` for a set with a ball or the simplex equality."""
     m = idx.shape[0]
     has_l1 = fpar[0] < np.inf
     has_l2 = fpar[1] < np.inf
-    gq = ipar[0]
+    gq = 0
+    if groups is not None:
+        gq = ipar[0]
     if ipar[1] == 1:
         _box_sum_eq(lo, hi, idx, z, fpar[0], out)
         return
@@ -281,7 +310,8 @@ def project_kernel(lo, hi, fpar, ipar, groups, idx, z, out):
             free_box = False
             break
     if gq != 0 and not has_l1 and not has_l2 and free_box:
-        _group_ball(groups, ipar[2], gq, idx, z, fpar[2], out)
+        if groups is not None:
+            _group_ball(groups, ipar[2], gq, idx, z, fpar[2], out)
         return
     # Dykstra's algorithm between the exact pieces: box+l1, l2 ball, group ball
     pieces = np.empty(3, dtype=np.int64)
@@ -444,16 +474,17 @@ class ConvexSet:
             raise ValueError(f"{self!r} has dimension {self.dim}, got a vector of length {d}")
 
     def kernel_args(self, d):
-        """The arrays ``(lo, hi, fpar, ipar, groups)`` of :func:`project_kernel` in dimension
-        ``d``."""
+        """The arguments ``(lo, hi, fpar, ipar, groups)`` of :func:`project_kernel` in
+        dimension ``d``: ``fpar`` is None for a box, ``groups`` None without a group ball
+        (so a compiled caller holds only the projection code of its set family)."""
         self._check_dim(d)
         # fresh writable C arrays: read-only views would make Numba compile a second
         # specialization of the kernels
         lo = np.array(np.broadcast_to(self._lo, (d,)), dtype=float)
         hi = np.array(np.broadcast_to(self._hi, (d,)), dtype=float)
-        fpar = np.array([self._r1, self._r2, self._rg])
-        groups = np.zeros(d, np.int64) if self._groups is None else self._groups.copy()
-        ngroups = int(groups.max()) + 1 if d else 0
+        fpar = None if self.separable else np.array([self._r1, self._r2, self._rg])
+        groups = None if self._gq == 0 else self._groups.copy()
+        ngroups = int(groups.max()) + 1 if groups is not None else 0
         ipar = np.array([self._gq, int(self._simplex), ngroups], dtype=np.int64)
         return lo, hi, fpar, ipar, groups
 

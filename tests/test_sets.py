@@ -173,6 +173,31 @@ def test_restricted_kernel_equals_projection_of_sparse_vector():
         np.testing.assert_allclose(out, cset.project(full)[idx], atol=1e-12)
 
 
+@pytest.mark.parametrize("cset", [NonNegative(), Box(*BOUNDS), L1Ball(0.9), L2Ball(0.7),
+                                  Simplex(1.0), L1Ball(1.2) & L2Ball(0.8),
+                                  GroupNormBall(GROUPS, 0.8),
+                                  LInfBall(0.4) & GroupNormBall(GROUPS, 1.0)], ids=repr)
+def test_family_kernel_args_project_like_the_general_form(cset):
+    """kernel_args leaves out the parts a set lacks (fpar None for a box, groups None without a
+    group ball); project_kernel must give the same result as with every part listed (infinite
+    radii, all coordinates in group 0)."""
+    lo, hi, fpar, ipar, groups = cset.kernel_args(D)
+    assert (fpar is None) == cset.separable
+    assert (groups is None) == (ipar[0] == 0)
+    fpar_all = np.full(3, np.inf) if fpar is None else fpar
+    groups_all = np.zeros(D, np.int64) if groups is None else groups
+    ipar_all = np.array([ipar[0], ipar[1], max(ipar[2], 1)])
+    rng = np.random.default_rng(6)
+    idx = np.arange(D)
+    for _ in range(5):
+        z = 2 * rng.standard_normal(D)
+        out, out_all = np.empty(D), np.empty(D)
+        project_kernel(lo, hi, fpar, ipar, groups, idx, z, out)
+        project_kernel(lo, hi, fpar_all, ipar_all, groups_all, idx, z, out_all)
+        np.testing.assert_array_equal(out, out_all)
+        np.testing.assert_array_equal(out, cset.project(z))
+
+
 SUPPORT_PRESERVING = [Box(*BOUNDS), NonNegative(), LInfBall(0.5), L2Ball(0.7), L1Ball(1.3),
                       CappedSimplex(1.1), GroupNormBall(GROUPS, 1.2),
                       GroupNormBall(GROUPS, 0.5, q=np.inf), NonNegative() & L2Ball(1.0),

@@ -36,7 +36,7 @@ import numpy as np
 from .._core.problem import OracleCounts
 from .._core.result import Monitor, Status
 from .._core.validation import check_choice, check_int, check_real, check_rng
-from ..sets import ConvexSet
+from ..sets import Box, ConvexSet
 from . import _dc_kernels as _k
 
 __all__ = ["StreamProblem", "DCProblem", "CappedL1", "SCAD", "MCP", "L1MinusL2",
@@ -309,14 +309,8 @@ class DCProblem:
         self.limit_fun = limit_fun
         self.name = name
         self.counts = OracleCounts()
-        if constraint is not None:
-            self._set_args = constraint.kernel_args(self.dim)
-        else:
-            inf = np.full(self.dim, np.inf)
-            self._set_args = (-inf, inf.copy(), np.full(3, np.inf), np.zeros(3, np.int64),
-                              np.zeros(self.dim, np.int64))
-        lo, hi, fpar, ipar, _ = self._set_args
-        self._box_only = bool(np.all(np.isinf(fpar)) and ipar[0] == 0 and ipar[1] == 0)
+        self._set_args = (Box() if constraint is None else constraint).kernel_args(self.dim)
+        self._box_only = self._set_args[2] is None
         self._cvx_cache = {}
 
     # -- pieces ---------------------------------------------------------------------------
@@ -464,12 +458,13 @@ class DCProblem:
         if np.isfinite(hi).any():
             j = np.flatnonzero(np.isfinite(hi))
             cons.append(x[j] <= hi[j])
-        if ipar[1] == 1:
-            cons.append(cp.sum(x) == fpar[0])
-        elif np.isfinite(fpar[0]):
-            cons.append(cp.norm1(x) <= fpar[0])
-        if np.isfinite(fpar[1]):
-            cons.append(cp.norm2(x) <= fpar[1])
+        if fpar is not None:  # not a box: balls or the simplex
+            if ipar[1] == 1:
+                cons.append(cp.sum(x) == fpar[0])
+            elif np.isfinite(fpar[0]):
+                cons.append(cp.norm1(x) <= fpar[0])
+            if np.isfinite(fpar[1]):
+                cons.append(cp.norm2(x) <= fpar[1])
         if ipar[0] != 0:
             norms = cp.hstack([cp.norm2(x[np.flatnonzero(groups == g)])
                                for g in range(ipar[2])])
