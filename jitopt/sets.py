@@ -33,7 +33,7 @@ import numbers
 import numpy as np
 from numba import njit
 
-from ._core.validation import check_real
+from ._core.validation import check_array, check_real
 
 __all__ = [
     "ConvexSet", "Box", "NonNegative", "LInfBall", "L1Ball", "L2Ball", "CappedSimplex",
@@ -376,16 +376,10 @@ def _bound(name, value):
 
 def _vector(x, name="x", dim=None):
     """A writable float copy of the real finite 1-D array ``x`` (of length ``dim``)."""
-    if np.iscomplexobj(x):
-        raise TypeError(f"{name} must be real, got a complex array")
-    x = np.asarray(x, dtype=float)
-    if x.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array, got shape {x.shape}")
-    if not np.isfinite(x).all():
-        raise ValueError(f"{name} must be finite")
+    x = check_array(name, x, ndim=1)
     if dim is not None and x.shape[0] != dim:
         raise ValueError(f"{name} must have length {dim}, got {x.shape[0]}")
-    return np.array(x, dtype=float)  # a writable copy (one kernel specialization)
+    return x
 
 
 class ConvexSet:

@@ -337,3 +337,21 @@ def test_jitted_oracles_work_like_python_ones():
     assert jitted.fun == pytest.approx(fopt, rel=1e-12)
     np.testing.assert_allclose(jitted.x, plain.x, atol=1e-12)
     assert jitted.nit == plain.nit
+
+
+def test_check_array():
+    from jitopt._core.validation import check_array
+
+    a = np.array([[1, 2], [3, 4]])
+    out = check_array("a", a, ndim=2)
+    assert out.dtype == np.float64 and out.flags.c_contiguous and out.flags.writeable
+    out[0, 0] = 9.0
+    assert a[0, 0] == 1  # a copy: the caller's array is untouched
+    with pytest.raises(ValueError, match=r"a must be a 1-D array, got shape \(2, 2\)"):
+        check_array("a", a, ndim=1)
+    with pytest.raises(ValueError, match="a must be finite"):
+        check_array("a", [1.0, np.nan])
+    with pytest.raises(TypeError, match="a must be real"):
+        check_array("a", [1j])
+    with pytest.raises(TypeError, match="a must be an array of real numbers"):
+        check_array("a", ["x", "y"])

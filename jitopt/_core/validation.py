@@ -4,7 +4,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_int", "check_real", "check_choice", "check_rng", "as_c_float"]
+__all__ = ["check_int", "check_real", "check_choice", "check_rng", "check_array",
+           "as_c_float"]
 
 
 def check_int(name, value, low=None, high=None):
@@ -50,6 +51,26 @@ def check_rng(rng):
         return np.random.default_rng(rng)
     raise TypeError(f"rng must be None, an int seed or a numpy.random.Generator, "
                     f"got {type(rng).__name__}")
+
+
+def check_array(name, value, ndim=None):
+    """A new writable C-contiguous float64 copy of the real, finite array ``value``.
+
+    Raises a ``TypeError`` for complex or non-numeric input and a ``ValueError`` for the
+    wrong number of axes (when ``ndim`` is given) or a NaN/inf entry. The copy means the
+    caller's array is never modified and every kernel sees one layout.
+    """
+    if np.iscomplexobj(value):
+        raise TypeError(f"{name} must be real, got a complex array")
+    try:
+        arr = np.array(value, dtype=np.float64, order="C")
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be an array of real numbers") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return arr
 
 
 def as_c_float(a):

@@ -35,7 +35,7 @@ import numpy as np
 
 from .._core.problem import OracleCounts
 from .._core.result import Monitor, Status
-from .._core.validation import check_choice, check_int, check_real, check_rng
+from .._core.validation import check_array, check_choice, check_int, check_real, check_rng
 from ..sets import Box, ConvexSet
 from . import _dc_kernels as _k
 
@@ -714,11 +714,9 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
     if x0 is None:
         x = np.zeros(d)
     else:
-        x = np.array(x0, dtype=float)
+        x = check_array("x0", x0)
         if x.shape != (d,):
             raise ValueError(f"x0 must have shape ({d},), got {x.shape}")
-        if not np.isfinite(x).all():
-            raise ValueError("x0 must be finite")
     x = problem.project(x)
 
     stream = problem.stream

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._core.problem import FiniteSumProblem, Problem
 from .._core.result import Monitor, Status
-from .._core.validation import check_choice, check_int, check_real, check_rng
+from .._core.validation import check_array, check_choice, check_int, check_real, check_rng
 from ..sets import Box, ConvexSet, NonNegative, project_kernel
 from ._kernels import SELECTIONS, box_qp, iht_step, splice_round, two_step
 
@@ -132,7 +132,7 @@ def two_step_projection(z, k, constraint=None, selection="magnitude"):
     -------
     ndarray, shape (d,)
     """
-    z = _vector(z, "z")
+    z = check_array("z", z, ndim=1)
     k = check_int("k", k, low=1, high=z.shape[0])
     c = _constraint(constraint, z.shape[0])
     return _Operator(c, z.shape[0], k, resolve_selection(selection, c), 0)(z)
@@ -141,18 +141,6 @@ def two_step_projection(z, k, constraint=None, selection="magnitude"):
 def hard_threshold(z, k):
     r""":math:`H_k(z)`: keep the ``k`` entries of largest magnitude (ties to the smaller index)."""
     return two_step_projection(z, k)
-
-
-def _vector(x, name):
-    try:
-        x = np.array(x, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a 1-D array of reals") from None
-    if x.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array, got shape {x.shape}")
-    if not np.isfinite(x).all():
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    return x
 
 
 # --------------------------------------------------------------------------------------
@@ -197,7 +185,7 @@ def zo_gradient(fun, x, n_directions=10, smoothing=1e-4, subspace_size=None, rng
     n_queries : int
         Calls made to ``fun``.
     """
-    x = _vector(x, "x")
+    x = check_array("x", x, ndim=1)
     d = x.shape[0]
     mu = check_real("smoothing", smoothing, low=0.0, low_open=True)
     check_choice("estimator", estimator, ("sphere", "coordinate"))
@@ -459,7 +447,7 @@ def iht(problem, k, x0=None, *, constraint=None, variant="deterministic",
     # the relaxed run only provides starts for the pruning: a looser tolerance suffices
     loop_tol = tol if k_work == k else \
         max(tol, RELAXED_TOL_SWAP if swap > 0 else RELAXED_TOL)
-    w = np.zeros(d) if x0 is None else _vector(x0, "x0")
+    w = np.zeros(d) if x0 is None else check_array("x0", x0, ndim=1)
     if w.shape != (d,):
         raise ValueError(f"x0 must have shape ({d},), got {w.shape}")
     w = op(w)
