@@ -151,11 +151,13 @@ def hard_vi(d, rng):
     return A / np.linalg.norm(A, 2)
 
 
-def bench_vi(dims, seeds):
+def bench_vi(dims, seeds, domains=("simplex", "box")):
     print(f"\nB3: nonmonotone affine VIs F(x) = A (x - c) (rotation + expansion, ||A|| = 1); "
           f"certified gap <= {TOL:g}")
     rows = []
-    for dom_name, make in (("simplex", lambda: Simplex()), ("box", lambda: Box(0.0, 1.0))):
+    makers = {"simplex": lambda: Simplex(), "box": lambda: Box(0.0, 1.0)}
+    for dom_name in domains:
+        make = makers[dom_name]
         for d in dims:
             for seed in seeds:
                 rng = np.random.default_rng(seed)
@@ -184,7 +186,7 @@ def bench_vi(dims, seeds):
                  ("rounds", "d"), ("F calls", "d"), ("gap", ".2e"), ("best VI gap", ".2e"),
                  ("reached", "s")], rows)
     summary = []
-    for dom_name in ("simplex", "box"):
+    for dom_name in domains:
         for d in dims:
             for label in ("EVI", "EVI+rw", "EVI+cg"):
                 sel = [r for r in rows if r[:2] == (dom_name, d) and r[3] == label]
@@ -210,6 +212,10 @@ def main(argv=None):
                         help="largest ring size for the CE LP (default 10, quick 8)")
     parser.add_argument("--only", choices=("B1", "B2", "B3"), default=None,
                         help="run one part only")
+    parser.add_argument("--dims", type=int, nargs="+", default=None,
+                        help="B3 dimensions (default 5 10 20 50 100, quick 5 20)")
+    parser.add_argument("--domains", nargs="+", choices=("simplex", "box"),
+                        default=("simplex", "box"), help="B3 domains (default both)")
     args = parser.parse_args(argv)
     seeds = [0] if args.quick else [0, 1, 2]
     lp_max_n = args.lp_max_n if args.lp_max_n is not None else (8 if args.quick else 10)
@@ -229,7 +235,8 @@ def main(argv=None):
                                          (6, 4), (7, 4)], seeds),
         "B2": lambda: bench_polymatrix([4, 6, 8, 12, 16] if args.quick else
                                        [4, 6, 8, 10, 12, 14, 20, 30], lp_max_n, seeds),
-        "B3": lambda: bench_vi([5, 20] if args.quick else [5, 10, 20, 50, 100], seeds),
+        "B3": lambda: bench_vi(args.dims or ([5, 20] if args.quick else [5, 10, 20, 50, 100]),
+                               seeds, args.domains),
     }
     for name, run in parts.items():
         if args.only in (None, name):

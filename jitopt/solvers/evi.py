@@ -18,9 +18,8 @@ computable in polynomial time for every bounded :math:`F`.
 
 import math
 
+import highspy
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from .._core.problem import OracleCounts
 from .._core.result import Monitor, OptimizeResult, Status
@@ -287,8 +286,10 @@ def evi(problem, x0=None, *, tol=1e-3, deviations="linear", method="ggm", learne
         schedule, up to ``reweight_max`` restricted LPs of a row and column generation over
         all iterates, which also adds fixed points of the LP's dual (worst) deviations as
         new points, in the spirit of the ellipsoid against hope (one operator call each; the
-        returned mixture may contain them). A departure from the paper, documented in the
-        theory page.
+        returned mixture may contain them). The restricted LPs are one HiGHS model
+        (``highspy``), re-solved from the previous basis as rows and columns enter; if the
+        rounds run out above ``tol``, one last call may solve ``8 * reweight_max`` of them.
+        A departure from the paper, documented in the theory page.
     reweight_max : int, optional
         The most iterates in the LP of ``reweight=True`` (default 400), or the restricted
         LPs per call of ``"cg"`` (default 25).
@@ -443,10 +444,17 @@ def _ggm(problem, dom, y0, tol, deviations, learner, weighting, maxiter, check_e
     t = np.arange(1, Y.shape[0] + 1, dtype=float)
     w = t / t.sum() if weighting == 1 else np.full(Y.shape[0], 1.0 / Y.shape[0])
     rep = _report(dom, Y, Fy, Fx, w, gap_row)
+    iterates = (Y, Fy, Fx)
     if rw_best is not None and rw_best[4].gap < rep.gap:
         Y, Fy, Fx, w, rep = rw_best
     elif reweight and Y.shape[0] > 1 and rep.gap > 0 and status != Status.NONFINITE:
         cand = reweighted(Y, Fy, Fx)
+        if cand[4].gap < rep.gap:
+            Y, Fy, Fx, w, rep = cand
+    if cg is not None and status == Status.MAXITER and rep.gap > tol:
+        # the rounds are spent: one long column generation over all iterates
+        cand = cg.run(*iterates, tol, cg.LONG * reweight_max,
+                      lambda: maxtime is not None and monitor.elapsed() > maxtime)
         if cand[4].gap < rep.gap:
             Y, Fy, Fx, w, rep = cand
     if status == Status.CONVERGED and rep.gap > tol:
@@ -483,21 +491,36 @@ class _ColumnGeneration:
     :math:`\langle F(x_k), x_k - \phi^*(x_k)\rangle` below the LP value, and one new point, a
     fixed point :math:`x^*` of :math:`\phi^*`, where that value is 0 (the good-enough
     response of the ellipsoid against hope); zero-weight columns leave when there are many.
-    The state persists between calls.
+    The state persists between calls, including one HiGHS model of the restricted LP that
+    each re-solve warm-starts from its last basis (dual simplex after new rows, primal
+    simplex after new columns only).
     """
 
     ADD = 20  # iterates priced in per LP
     ROWS = 3  # violated rows added per group and LP
+    LONG = 8  # the last call, once the rounds are spent, may solve LONG * budget LPs
 
     def __init__(self, problem, dom, ce, gap_row):
         self.problem, self.dom, self.gap_row = problem, dom, gap_row
         self.group, self.p, self.q, self.alpha, self.beta, self.ng = dom.experts(ce)
         self.first = np.flatnonzero(np.r_[True, self.group[1:] != self.group[:-1]])
-        self.active = np.zeros(self.group.size, bool)
         self.G = (np.zeros((0, dom.dy)), np.zeros((0, dom.dy)), np.zeros((0, dom.d)))
-        self.cols = np.zeros(0, np.int64)  # columns: indices into [generated; iterates]
-        self.Y = self.Fy = None  # the current columns (internal points and values)
         self.fp_res = 0.0
+        # one HiGHS model for all calls: columns v_1..v_ng (free, cost -1), then lambda over
+        # self.cols (indices into the pool [generated; iterates]); rows sum(lambda) = 1, then
+        # one row per active expert, in the order self.rows
+        self.h = getattr(highspy, "_Highs", highspy.Highs)()  # the base class prints no banner
+        self.h.setOptionValue("output_flag", False)
+        ng = self.ng
+        self.h.addCols(ng, -np.ones(ng), np.full(ng, -np.inf), np.full(ng, np.inf), 0,
+                       np.zeros(ng, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        self.h.addRows(1, np.ones(1), np.ones(1), 0, np.zeros(1, np.int32),
+                       np.zeros(0, np.int32), np.zeros(0))
+        self.cols = np.zeros(0, np.int64)
+        self.rows = np.zeros(0, np.int64)
+        self.active = np.zeros(self.group.size, bool)  # the experts with a row
+        self.dual = True  # rows were added since the last solve: dual simplex, else primal
+        self.pY = self.pF = None  # the pool (internal points and values)
 
     def _vals(self, Y, Fy, lam):
         """The experts' values on the mixture and the group minima."""
@@ -509,26 +532,62 @@ class _ColumnGeneration:
         hit = np.flatnonzero(vals <= mins[self.group])
         return hit[np.unique(self.group[hit], return_index=True)[1]]
 
+    def _L(self, k, e):
+        """The restricted LP's coefficients ``L[k, e]`` (pool points ``k``, experts ``e``)."""
+        return self.pF[np.ix_(k, self.p[e])] * (self.alpha[e] + self.beta[e] * self.pY[np.ix_(
+            k, self.q[e])])
+
+    def _add_rows(self, new):
+        """Rows :math:`v_{g_e} - \\sum_k \\lambda_k L_{ke} \\le 0` for the experts ``new``."""
+        ng, nc = self.ng, self.cols.size
+        L = -self._L(self.cols, new).T  # (rows, columns)
+        idx = np.hstack([self.group[new][:, None], ng + np.tile(np.arange(nc), (new.size, 1))])
+        val = np.hstack([np.ones((new.size, 1)), L])
+        nz = val != 0
+        starts = np.r_[0, np.cumsum(nz.sum(1))[:-1]].astype(np.int32)
+        self.h.addRows(new.size, np.full(new.size, -np.inf), np.zeros(new.size), int(nz.sum()),
+                       starts, idx[nz].astype(np.int32), val[nz])
+        self.active[new] = True
+        self.rows = np.concatenate([self.rows, new])
+        self.dual = True
+
+    def _add_cols(self, add):
+        """Columns :math:`\\lambda_k \\ge 0` for the pool points ``add``."""
+        e = self.rows
+        val = np.hstack([np.ones((add.size, 1)), -self._L(add, e)])  # (columns, rows)
+        idx = np.tile(np.arange(e.size + 1), (add.size, 1))
+        nz = val != 0
+        starts = np.r_[0, np.cumsum(nz.sum(1))[:-1]].astype(np.int32)
+        s = np.einsum("kj,kj->k", self.pF[add], self.pY[add])
+        self.h.addCols(add.size, s, np.zeros(add.size), np.full(add.size, np.inf),
+                       int(nz.sum()), starts, idx[nz].astype(np.int32), val[nz])
+        self.cols = np.concatenate([self.cols, add])
+
+    def _drop_cols(self, keep):
+        """Remove the columns not in the boolean mask ``keep``."""
+        drop = np.flatnonzero(~keep)
+        self.h.deleteCols(drop.size, (self.ng + drop).astype(np.int32))
+        self.cols = self.cols[keep]
+
     def _lp(self):
-        e = np.flatnonzero(self.active)
-        nc, ng = self.Y.shape[0], self.ng
-        L = self.Fy[:, self.p[e]] * (self.alpha[e] + self.beta[e] * self.Y[:, self.q[e]])
-        G = sp.csr_matrix((np.ones(e.size), (np.arange(e.size), self.group[e])),
-                          shape=(e.size, ng))
-        A_ub = sp.hstack([sp.csr_matrix(-L.T), G]).tocsr()
-        s = np.einsum("kj,kj->k", self.Fy, self.Y)
-        cost = np.concatenate([s, -np.ones(ng)])
-        A_eq = np.concatenate([np.ones(nc), np.zeros(ng)])[None, :]
-        r = linprog(cost, A_ub=A_ub, b_ub=np.zeros(e.size), A_eq=A_eq, b_eq=[1.0],
-                    bounds=[(0, None)] * nc + [(None, None)] * ng, method="highs")
-        if r.status != 0:
-            raise RuntimeError(f"the reweighting LP failed: {r.message}")
-        lam = np.maximum(r.x[:nc], 0.0)
+        """Solve the restricted LP from the previous basis; its weights, value, ``v`` and the
+        normalised row duals :math:`\\pi` (one distribution over the active experts of each
+        group)."""
+        h = self.h
+        h.setOptionValue("simplex_strategy", 1 if self.dual else 4)
+        self.dual = False
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            raise RuntimeError("the reweighting LP failed: "
+                               f"{h.modelStatusToString(h.getModelStatus())}")
+        sol = h.getSolution()
+        x, dual = np.asarray(sol.col_value), np.asarray(sol.row_dual)
+        lam = np.maximum(x[self.ng:], 0.0)
         pi = np.zeros(self.group.size)
-        pi[e] = np.maximum(-r.ineqlin.marginals, 0.0)
+        pi[self.rows] = np.maximum(-dual[1:], 0.0)
         tot = np.add.reduceat(pi, self.first)
         pi /= np.where(tot > 0, tot, 1.0)[self.group]
-        return lam / lam.sum(), float(r.fun), r.x[nc:], pi
+        return lam / lam.sum(), float(h.getInfo().objective_function_value), x[:self.ng], pi
 
     def _deviation(self, pi):
         d = self.dom.dy
@@ -537,26 +596,29 @@ class _ColumnGeneration:
         np.add.at(c, self.p, pi * self.alpha)
         return K, c
 
-    def run(self, Yit, Fit, FXit, tol, budget):
+    def run(self, Yit, Fit, FXit, tol, budget, stop=None):
         """Up to ``budget`` restricted LPs over the iterates ``Yit`` (internal coordinates),
-        their values ``Fit`` (internal) and ``FXit`` (original); returns the best mixture
-        ``(Y, Fy, Fx, weights, report)``."""
+        their values ``Fit`` (internal) and ``FXit`` (original), fewer if ``stop()`` turns
+        true; returns the best mixture ``(Y, Fy, Fx, weights, report)``."""
         dom, T = self.dom, Yit.shape[0]
         # the pool: the points generated so far, then the iterates
-        pY, pF, pX = (np.vstack([self.G[0], Yit]), np.vstack([self.G[1], Fit]),
-                      np.vstack([self.G[2], FXit]))
+        self.pY, self.pF = np.vstack([self.G[0], Yit]), np.vstack([self.G[1], Fit])
+        pX = np.vstack([self.G[2], FXit])
         ng0 = self.G[0].shape[0]
-        cols = self.cols
-        if cols.size == 0:
-            cols = ng0 + np.unique(np.linspace(0, T - 1, min(50, T)).astype(np.int64))
-            vals, mins = self._vals(pY[cols], pF[cols], np.full(cols.size, 1.0 / cols.size))
-            self.active[self._argmins(vals, mins)] = True
-        s_pool = np.einsum("kj,kj->k", pF, pY)
+        if self.cols.size == 0:
+            start = ng0 + np.unique(np.linspace(0, T - 1, min(50, T)).astype(np.int64))
+            vals, mins = self._vals(self.pY[start], self.pF[start],
+                                    np.full(start.size, 1.0 / start.size))
+            self._add_rows(self._argmins(vals, mins))
+            self._add_cols(start)
+        s_pool = np.einsum("kj,kj->k", self.pF, self.pY)
         best, fp_ok = None, True
-        for _ in range(budget):
-            self.Y, self.Fy = pY[cols], pF[cols]
+        for it in range(budget):
+            if it and stop is not None and stop():
+                break
+            cols = self.cols
             lam, val, v, pi = self._lp()
-            vals, mins = self._vals(self.Y, self.Fy, lam)
+            vals, mins = self._vals(self.pY[cols], self.pF[cols], lam)
             gap = float(lam @ s_pool[cols]) - float(mins.sum())
             if best is None or gap < best[0]:
                 keep = lam > 0
@@ -570,14 +632,14 @@ class _ColumnGeneration:
                 start = np.flatnonzero(np.r_[True, np.diff(self.group[new]) != 0])
                 rank = np.arange(new.size) - np.repeat(start, np.diff(np.r_[start, new.size]))
                 new = new[rank < self.ROWS]  # the most violated rows of each group
-                self.active[new] = True
+                self._add_rows(new)
             elif cols.size > np.count_nonzero(lam) + 4 * self.ADD:  # drop unused columns
-                cols = cols[lam > 0]
+                self._drop_cols(lam > 0)
             K, c = self._deviation(pi)
             add = np.zeros(0, np.int64)
             if new.size == 0:  # pricing: the iterates that beat the LP value under phi*
-                red = s_pool - np.einsum("kj,kj->k", pF, pY @ K.T + c) - val
-                red[cols] = np.inf
+                red = s_pool - np.einsum("kj,kj->k", self.pF, self.pY @ K.T + c) - val
+                red[self.cols] = np.inf
                 add = np.argsort(red)[:self.ADD]
                 add = add[red[add] < -scale]
             if fp_ok and new.size == 0:  # the good-enough response to phi*: a fixed point
@@ -589,21 +651,23 @@ class _ColumnGeneration:
                 if fp_ok:
                     self.fp_res = max(self.fp_res, res)
                     k = self.G[0].shape[0]
-                    self.G = (np.vstack([self.G[0], y]), np.vstack([self.G[1], dom.f_to_y(fx)]),
+                    fy = dom.f_to_y(fx)
+                    self.G = (np.vstack([self.G[0], y]), np.vstack([self.G[1], fy]),
                               np.vstack([self.G[2], fx]))
-                    pY = np.vstack([pY[:k], y, pY[k:]])
-                    pF = np.vstack([pF[:k], dom.f_to_y(fx), pF[k:]])
+                    self.pY = np.vstack([self.pY[:k], y, self.pY[k:]])
+                    self.pF = np.vstack([self.pF[:k], fy, self.pF[k:]])
                     pX = np.vstack([pX[:k], fx, pX[k:]])
-                    s_pool = np.einsum("kj,kj->k", pF, pY)
-                    cols = np.where(cols >= k, cols + 1, cols)
+                    s_pool = np.einsum("kj,kj->k", self.pF, self.pY)
+                    self.cols = np.where(self.cols >= k, self.cols + 1, self.cols)
                     best = (best[0], np.where(best[1] >= k, best[1] + 1, best[1]), best[2])
                     add = np.concatenate([np.where(add >= k, add + 1, add), [k]])
             if add.size == 0 and new.size == 0:
                 break  # nothing new to add
-            cols = np.concatenate([cols, add])
-        self.cols = cols  # the next call's pool has the same generated points first
+            if add.size:
+                self._add_cols(add)
+        # the next call's pool has the same generated points first, then the iterates
         idx, lam = best[1], best[2]
-        Y, Fy, Fx = pY[idx], pF[idx], pX[idx]
+        Y, Fy, Fx = self.pY[idx], self.pF[idx], pX[idx]
         return Y, Fy, Fx, lam, _report(dom, Y, Fy, Fx, lam, self.gap_row)
 
 
