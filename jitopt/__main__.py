@@ -46,7 +46,7 @@ def main(argv=None):
     import jitopt
 
     print(f"jitopt {jitopt.__version__}: methods {', '.join(jitopt.available_methods())}\n")
-    print("The first run compiles the Numba kernels (a minute or two); later runs read them "
+    print("The first run compiles the Numba kernels (about a minute); later runs read them "
           "from the cache.\n", flush=True)
     run()
 
