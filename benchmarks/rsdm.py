@@ -167,6 +167,26 @@ def fmt_time(t, cap):
     return f">{cap:g} (not reached)" if t is None else f"{t:.2f}"
 
 
+def r_sweep(args, size, name, title, steps):
+    """Print iterations and time to target of RSDM-P over r = n/8, n/4, n/2 for the steps
+    ``(label, options)`` on case ``name``; iterations should grow like (n/r)^2."""
+    spec = CASES[name]
+    n, p = spec[size]["n"], spec[size]["p"]
+    problem, manifold, cost, egrad, fopt = BUILD[name](n, p, np.random.default_rng(args.seed))
+    x0 = manifold.random_point(np.random.default_rng(args.seed + 1))
+    target = fopt + spec["tau"] * abs(fopt)
+    print(f"\nr-sweep on {title}, {n}x{p}, RSDM-P ({', '.join(label for label, _ in steps)}), "
+          f"target gap {spec['tau']:g}, {args.repeats} run(s) each")
+    rows = []
+    for r in (n // 8, n // 4, n // 2):
+        for label, opts in steps:
+            t, nit, gap, _ = median_run(
+                lambda: run_rsdm(problem, x0, target, fopt, args.cap, r=r, **opts), args.repeats)
+            rows.append((r, label, fmt_time(t, args.cap), nit, gap, nit * (r / n) ** 2))
+    print_table([("r", "d"), ("step", ""), ("time s", ""), ("iterations", "d"),
+                 ("best gap", ".1e"), ("iter * (r/n)^2", ".0f")], rows)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m benchmarks rsdm", description=__doc__)
     ap.add_argument("--quick", action="store_true",
@@ -236,15 +256,12 @@ def main(argv=None):
             print(f"  {label:<16} time to target {fmt_time(t, args.cap):>18}  iterations "
                   f"{nit}  best gap {gap:.2e}  runs {['-' if v is None else round(v, 2) for v in times]}",
                   flush=True)
-        best_rsdm = min((v[0], k) for k, v in results.items()
-                        if k.startswith("RSDM") and v[0] is not None) if any(
-            k.startswith("RSDM") and v[0] is not None for k, v in results.items()) else (None, "-")
-        summary.append((name, n, p, r, results, best_rsdm))
+        summary.append((name, n, p, r, results))
 
     print("\nTime-to-target ratios: other / RSDM (> 1 means RSDM is faster); a '>' ratio "
           "means the other solver hit the cap, '<' that RSDM did")
     rows = []
-    for name, n, p, r, results, _ in summary:
+    for name, n, p, r, results in summary:
         for label in [k for k in results if k.startswith("RSDM")]:
             t = results[label][0]
             row = [name, f"{n}x{p}", r, label, t if t is not None else None]
@@ -262,41 +279,13 @@ def main(argv=None):
     print_table([("case", ""), ("size", ""), ("r", "d"), ("RSDM", ""), ("RSDM s", ".2f"),
                  ("SD/RSDM", ""), ("CG/RSDM", ""), ("rgd/RSDM", "")], rows)
 
-    if not args.no_sweep and "pca" in cases:
-        spec = CASES["pca"]
-        n, p = spec[size]["n"], spec[size]["p"]
-        problem, manifold, cost, egrad, fopt = build_pca(n, p, np.random.default_rng(args.seed))
-        x0 = manifold.random_point(np.random.default_rng(args.seed + 1))
-        target = fopt + spec["tau"] * abs(fopt)
-        print(f"\nr-sweep on PCA {n}x{p}, RSDM-P (Armijo and eta = {spec['eta']:g}), target "
-              f"gap {spec['tau']:g}, {args.repeats} run(s) each")
-        rows = []
-        for r in (n // 8, n // 4, n // 2):
-            for label, opts in (("armijo", {}), (f"eta={spec['eta']:g}", {"step": spec["eta"]})):
-                t, nit, gap, _ = median_run(
-                    lambda: run_rsdm(problem, x0, target, fopt, args.cap, r=r, **opts),
-                    args.repeats)
-                rows.append((r, label, fmt_time(t, args.cap), nit, gap,
-                             nit * (r / n) ** 2))
-        print_table([("r", "d"), ("step", ""), ("time s", ""), ("iterations", "d"),
-                     ("best gap", ".1e"), ("iter * (r/n)^2", ".0f")], rows)
-
-    if not args.no_sweep and "linear" in cases:  # the exact step against Armijo, over r
-        spec = CASES["linear"]
-        n, p = spec[size]["n"], spec[size]["p"]
-        problem, manifold, cost, egrad, fopt = build_linear(n, p,
-                                                            np.random.default_rng(args.seed))
-        x0 = manifold.random_point(np.random.default_rng(args.seed + 1))
-        target = fopt + spec["tau"] * abs(fopt)
-        print(f"\nr-sweep on the linear cost on SO({n}), RSDM-P exact and Armijo, target gap "
-              f"{spec['tau']:g}, {args.repeats} run(s) each")
-        rows = []
-        for r in (n // 8, n // 4, n // 2):
-            for step in ("exact", "armijo"):
-                t, nit, gap, _ = median_run(
-                    lambda: run_rsdm(problem, x0, target, fopt, args.cap, r=r, step=step),
-                    args.repeats)
-                rows.append((r, step, fmt_time(t, args.cap), nit, gap, nit * (r / n) ** 2))
-        print_table([("r", "d"), ("step", ""), ("time s", ""), ("iterations", "d"),
-                     ("best gap", ".1e"), ("iter * (r/n)^2", ".0f")], rows)
+    if not args.no_sweep:
+        eta = CASES["pca"]["eta"]
+        sweeps = {"pca": ("PCA", (("armijo", {}), (f"eta={eta:g}", {"step": eta}))),
+                  # the exact step against Armijo, over r
+                  "linear": ("the linear cost on SO(n)",
+                             (("exact", {"step": "exact"}), ("armijo", {})))}
+        for name, (title, steps) in sweeps.items():
+            if name in cases:
+                r_sweep(args, size, name, title, steps)
     return 0

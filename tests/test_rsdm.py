@@ -169,24 +169,31 @@ def test_grassmann_pca():
     assert problem.manifold.dist(res.x, v) <= 1e-7
 
 
-def test_procrustes_restricted_to_start_component():
-    """From a start with det = -det(UVᵀ) the reachable optimum flips the last singular pair."""
-    n = 12
-    rng = np.random.default_rng(21)
+def _procrustes_other_component(rng, x0_seed, n=12):
+    """A Procrustes problem on O(n) and a start x0 in the component of O(n) without the
+    global optimum; returns (problem, x0, σ_min, f*, X*) with that component's optimum
+    (the last singular pair of AᵀB flipped)."""
     A = rng.standard_normal((30, n))
     B = A @ haar(n, rng) + 0.1 * rng.standard_normal((30, n))
     problem = procrustes(A, B)
     u, s, vt = np.linalg.svd(A.T @ B)
-    x0 = Orthogonal(n).random_point(22)
+    x0 = Orthogonal(n).random_point(x0_seed)
     if np.linalg.det(x0) * np.linalg.det(u @ vt) > 0:
         x0[:, 0] *= -1.0
     d = np.r_[np.ones(n - 1), -1.0]
     f_comp = np.sum(A * A) + np.sum(B * B) - 2.0 * np.sum(s * d)
+    return problem, x0, s[-1], f_comp, (u * d) @ vt
+
+
+def test_procrustes_restricted_to_start_component():
+    """From a start with det = -det(UVᵀ) the reachable optimum flips the last singular pair."""
+    problem, x0, s_min, f_comp, x_comp = _procrustes_other_component(
+        np.random.default_rng(21), 22)
     res = rsdm(problem, x0, r=4, gtol=1e-8, maxiter=50000, rng=23)
     assert res.success, res.message
     assert abs(res.fun - f_comp) / abs(f_comp) <= 1e-10
-    np.testing.assert_allclose(res.x, (u * d) @ vt, atol=1e-7)
-    assert res.fun > problem.fopt + s[-1]  # not the unreachable global optimum
+    np.testing.assert_allclose(res.x, x_comp, atol=1e-7)
+    assert res.fun > problem.fopt + s_min  # not the unreachable global optimum
     assert np.sign(np.linalg.det(res.x)) == np.sign(np.linalg.det(x0))
 
 
@@ -415,17 +422,7 @@ def test_exact_step_reaches_the_optimum(case):
     component, the linear cost on SO(n) (det -1 global optimum) and on St(n, p)."""
     rng = np.random.default_rng(54)
     if case == "procrustes":
-        n = 12
-        A = rng.standard_normal((30, n))
-        B = A @ haar(n, rng) + 0.1 * rng.standard_normal((30, n))
-        problem = procrustes(A, B)
-        u, s, vt = np.linalg.svd(A.T @ B)
-        x0 = Orthogonal(n).random_point(55)
-        if np.linalg.det(x0) * np.linalg.det(u @ vt) > 0:
-            x0[:, 0] *= -1.0
-        d = np.r_[np.ones(n - 1), -1.0]
-        fopt = np.sum(A * A) + np.sum(B * B) - 2.0 * np.sum(s * d)
-        xopt = (u * d) @ vt
+        problem, x0, _, fopt, xopt = _procrustes_other_component(rng, 55)
     elif case == "so":
         n = 20
         u, v = haar(n, rng), haar(n, rng)

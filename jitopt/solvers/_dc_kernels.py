@@ -35,6 +35,15 @@ LAD, SQUARED, HUBER, HINGE = 0, 1, 2, 3
 
 
 @njit(cache=True)
+def _row_dot(A, i, x):
+    """a_iᵀx for row i of A."""
+    s = 0.0
+    for j in range(x.shape[0]):
+        s += A[i, j] * x[j]
+    return s
+
+
+@njit(cache=True)
 def loss_value(code, s, b, delta):
     """The loss of the prediction ``s`` for the label ``b``."""
     if code == LAD:
@@ -132,10 +141,7 @@ def _interior(code, u, b, delta):
 @njit(cache=True)
 def _coordinate_step(A, b, code, delta, i, sqi, n, mu, u, x):
     """Maximize the quadratic minorant of the dual in u_i; update u_i, return the change."""
-    p = x.shape[0]
-    s = 0.0
-    for j in range(p):
-        s += A[i, j] * x[j]
+    s = _row_dot(A, i, x)
     sigma = mu * n / sqi
     v = u[i] + sigma * s
     unew = v - sigma * _loss_prox(code, v / sigma, b[i], 1.0 / sigma, delta)
@@ -160,9 +166,7 @@ def _certificate(A, b, code, delta, lam, y, xt, mu, u, x):
     gap = 0.0
     primal = 0.0
     for i in range(n):
-        s = 0.0
-        for j in range(p):
-            s += A[i, j] * x[j]
+        s = _row_dot(A, i, x)
         li = loss_value(code, s, b[i], delta)
         primal += li
         gap += li + _loss_conj(code, u[i], b[i], delta) - u[i] * s
@@ -245,12 +249,10 @@ def solve_prox_subproblem(A, b, code, delta, lam, y, xt, mu, lo, hi, fpar, ipar,
 @njit(cache=True)
 def mean_loss(A, b, code, delta, x):
     """(1/N) sum_i loss(a_i^T x; b_i)."""
-    n, p = A.shape
+    n = A.shape[0]
     total = 0.0
     for i in range(n):
-        s = 0.0
-        for j in range(p):
-            s += A[i, j] * x[j]
+        s = _row_dot(A, i, x)
         total += loss_value(code, s, b[i], delta)
     return total / n
 
@@ -262,9 +264,7 @@ def mean_loss_subgradient(A, b, code, delta, x, out):
     for j in range(p):
         out[j] = 0.0
     for i in range(n):
-        s = 0.0
-        for j in range(p):
-            s += A[i, j] * x[j]
+        s = _row_dot(A, i, x)
         g = _loss_deriv(code, s, b[i], delta) / n
         if g != 0.0:
             for j in range(p):
@@ -284,9 +284,7 @@ def subgradient_variance(A, b, code, delta, x):
     mean_loss_subgradient(A, b, code, delta, x, mean)
     total = 0.0
     for i in range(n):
-        s = 0.0
-        for j in range(p):
-            s += A[i, j] * x[j]
+        s = _row_dot(A, i, x)
         g = _loss_deriv(code, s, b[i], delta)
         for j in range(p):
             v = g * A[i, j] - mean[j]
