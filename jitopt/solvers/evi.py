@@ -478,6 +478,14 @@ def _reweighted(dom, Y, Fy, Fx, alce, reweight_max, gap_row):
     return Yr, Fr, FXr, lam, _report(dom, Yr, Fr, FXr, lam, gap_row)
 
 
+def _packed(val, idx):
+    """The nonzeros of the dense rows ``val`` (with column indices ``idx``, same shape) in
+    HiGHS's packed form: ``(count, row starts, indices, values)``."""
+    nz = val != 0
+    starts = np.r_[0, np.cumsum(nz.sum(1))[:-1]].astype(np.int32)
+    return int(nz.sum()), starts, idx[nz].astype(np.int32), val[nz]
+
+
 class _ColumnGeneration:
     r"""``reweight="cg"``: the reweighting LP over all iterates, solved by row and column
     generation, plus new points, the fixed points of its dual deviations.
@@ -543,10 +551,8 @@ class _ColumnGeneration:
         L = -self._L(self.cols, new).T  # (rows, columns)
         idx = np.hstack([self.group[new][:, None], ng + np.tile(np.arange(nc), (new.size, 1))])
         val = np.hstack([np.ones((new.size, 1)), L])
-        nz = val != 0
-        starts = np.r_[0, np.cumsum(nz.sum(1))[:-1]].astype(np.int32)
-        self.h.addRows(new.size, np.full(new.size, -np.inf), np.zeros(new.size), int(nz.sum()),
-                       starts, idx[nz].astype(np.int32), val[nz])
+        self.h.addRows(new.size, np.full(new.size, -np.inf), np.zeros(new.size),
+                       *_packed(val, idx))
         self.active[new] = True
         self.rows = np.concatenate([self.rows, new])
         self.dual = True
@@ -556,11 +562,9 @@ class _ColumnGeneration:
         e = self.rows
         val = np.hstack([np.ones((add.size, 1)), -self._L(add, e)])  # (columns, rows)
         idx = np.tile(np.arange(e.size + 1), (add.size, 1))
-        nz = val != 0
-        starts = np.r_[0, np.cumsum(nz.sum(1))[:-1]].astype(np.int32)
         s = np.einsum("kj,kj->k", self.pF[add], self.pY[add])
         self.h.addCols(add.size, s, np.zeros(add.size), np.full(add.size, np.inf),
-                       int(nz.sum()), starts, idx[nz].astype(np.int32), val[nz])
+                       *_packed(val, idx))
         self.cols = np.concatenate([self.cols, add])
 
     def _drop_cols(self, keep):
