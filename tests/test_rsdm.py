@@ -159,6 +159,25 @@ def test_pca_top_eigenspace(sampling):
     assert res.orthogonality <= 1e-12
 
 
+def test_pca_complement_takes_the_same_steps():
+    """pca(-A, n - p) from the complement Z0 of X0: the same block gradients and cost
+    changes, so the same steps; f_Z = f_X + tr A along the run and at the optima."""
+    n, p = 30, 20
+    A, v = gapped_matrix(n, p, np.random.default_rng(23))
+    x0 = Stiefel(n, p).random_point(24)
+    z0 = np.linalg.qr(x0, mode="complete")[0][:, p:]
+    top, bottom = pca(A, p), pca(-A, n - p)
+    assert abs(bottom.fopt - (top.fopt + np.trace(A))) <= 1e-12 * abs(top.fopt)
+    a = rsdm(top, x0, r=8, maxiter=60, gtol=0, history=True, rng=25)
+    b = rsdm(bottom, z0, r=8, maxiter=60, gtol=0, history=True, rng=25)
+    np.testing.assert_allclose(b.history["fun"], a.history["fun"] + np.trace(A),
+                               rtol=0, atol=1e-10 * abs(top.fopt))
+    assert np.linalg.norm(a.x.T @ b.x) <= 1e-10  # Z stays the complement of X
+    res = rsdm(bottom, z0, r=8, gtol=1e-9, maxiter=50000, rng=26)
+    assert res.success, res.message
+    assert np.linalg.norm(res.x @ res.x.T - (np.eye(n) - v @ v.T)) <= 1e-6
+
+
 def test_grassmann_pca():
     n, p = 40, 6
     A, v = gapped_matrix(n, p, np.random.default_rng(19))

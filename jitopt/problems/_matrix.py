@@ -78,6 +78,13 @@ def pca(A, p, manifold="stiefel"):
         :math:`X_I \leftarrow X_I + \Delta`, the cost change
         :math:`\langle G_I, \Delta\rangle - \langle \Delta, A_{II}\Delta\rangle` in
         :math:`O(|I|^2 p)`.
+
+    Notes
+    -----
+    For :math:`p > n/2`, ``pca(-A, n - p)`` is cheaper for every solver: its minimizers are
+    orthonormal bases :math:`Z` of the complement of the top-:math:`p` eigenspace, its
+    gradients have :math:`n - p` columns, and its cost is :math:`f(X) + \mathrm{tr}A` when
+    :math:`Z` spans the complement of :math:`X` (see the theory page of RSDM).
     """
     A = _square_matrix("A", A, symmetric=True)
     n = A.shape[0]
