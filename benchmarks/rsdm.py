@@ -1,4 +1,5 @@
-"""RSDM vs pymanopt SteepestDescent / ConjugateGradient and jitopt rgd: time to a target gap."""
+"""RSDM vs pymanopt SteepestDescent / ConjugateGradient and jitopt rgd (Barzilai–Borwein
+steps, and the paper's baseline: a fixed step): time to a target gap."""
 
 import argparse
 import statistics
@@ -12,14 +13,18 @@ from jitopt.solvers import rgd, rsdm
 
 from ._common import TargetClock, TargetReached, print_table, warm_up
 
-# name: (full size, --quick size); r is given as a fraction of n
+# name: (full size, --quick size); r is given as a fraction of n; eta: RSDM's fixed step;
+# rgd_eta: the fixed step of the paper's baseline, gradient descent with the QR retraction,
+# the fastest to the target over steps doubling from 0.025 (PCA; the paper uses 0.1 for
+# half this cost), 0.25 (Procrustes; the paper: 0.5) and 1 (linear cost); the next larger
+# step oscillates without reaching the target in every case
 CASES = {
-    "pca": dict(full=dict(n=1000, p=800), quick=dict(n=300, p=240), r=0.3, tau=1e-4,
-                eta=0.75),
-    "procrustes": dict(full=dict(n=2000, p=500), quick=dict(n=600, p=150), r=0.125,
-                       tau=1e-4, eta=2.0),
-    "linear": dict(full=dict(n=800, p=800), quick=dict(n=240, p=240), r=0.25, tau=1e-3,
-                   eta=None),
+    "pca": dict(full=dict(n=1000, p=800, rgd_eta=0.1), quick=dict(n=300, p=240, rgd_eta=0.1),
+                r=0.3, tau=1e-4, eta=0.75),
+    "procrustes": dict(full=dict(n=2000, p=500, rgd_eta=0.25),
+                       quick=dict(n=600, p=150, rgd_eta=0.25), r=0.125, tau=1e-4, eta=2.0),
+    "linear": dict(full=dict(n=800, p=800, rgd_eta=20.0), quick=dict(n=240, p=240, rgd_eta=10.0),
+                   r=0.25, tau=1e-3, eta=None),
 }
 
 
@@ -142,9 +147,9 @@ def _stop_at(target):
     return callback
 
 
-def run_rgd(problem, x0, target, fopt, cap):
+def run_rgd(problem, x0, target, fopt, cap, step="bb"):
     res = rgd(problem, x0, gtol=0.0, maxiter=10**9, max_time=cap, history=True,
-              callback=_stop_at(target))
+              callback=_stop_at(target), step=step)
     hit = res.history["fun"][-1] <= target
     return (res.history["time"][-1] if hit else None), res.nit, (res.fun - fopt) / abs(fopt)
 
@@ -228,14 +233,16 @@ def main(argv=None):
         x0 = manifold.random_point(np.random.default_rng(args.seed + 1))
         target = fopt + spec["tau"] * abs(fopt)
         print(f"\n== {name}: n = {n}, p = {p}, r = {r}, target relative gap "
-              f"{spec['tau']:g}, f* = {fopt:.10g}, cap {args.cap:g} s, "
-              f"{args.repeats} run(s) each", flush=True)
+              f"{spec['tau']:g}, f* = {fopt:.10g}, rgd fixed step {spec[size]['rgd_eta']:g}, "
+              f"cap {args.cap:g} s, {args.repeats} run(s) each", flush=True)
         contenders = [
             ("pymanopt SD", lambda: run_pymanopt("SD", manifold, cost, egrad, x0, target,
                                                  fopt, args.cap)),
             ("pymanopt CG", lambda: run_pymanopt("CG", manifold, cost, egrad, x0, target,
                                                  fopt, args.cap)),
             ("jitopt rgd", lambda: run_rgd(problem, x0, target, fopt, args.cap)),
+            ("rgd fixed step", lambda: run_rgd(problem, x0, target, fopt, args.cap,
+                                               step=spec[size]["rgd_eta"])),
             ("RSDM-P armijo", lambda: run_rsdm(problem, x0, target, fopt, args.cap, r=r)),
             ("RSDM-O armijo", lambda: run_rsdm(problem, x0, target, fopt, args.cap, r=r,
                                                sampling="orthogonal")),
@@ -265,7 +272,7 @@ def main(argv=None):
         for label in [k for k in results if k.startswith("RSDM")]:
             t = results[label][0]
             row = [name, f"{n}x{p}", r, label, t if t is not None else None]
-            for other in ("pymanopt SD", "pymanopt CG", "jitopt rgd"):
+            for other in ("pymanopt SD", "pymanopt CG", "jitopt rgd", "rgd fixed step"):
                 to = results[other][0]
                 if t is None and to is None:
                     row.append("both capped")
@@ -277,7 +284,8 @@ def main(argv=None):
                     row.append(f"{to / t:.2f}")
             rows.append(row)
     print_table([("case", ""), ("size", ""), ("r", "d"), ("RSDM", ""), ("RSDM s", ".2f"),
-                 ("SD/RSDM", ""), ("CG/RSDM", ""), ("rgd/RSDM", "")], rows)
+                 ("SD/RSDM", ""), ("CG/RSDM", ""), ("rgd/RSDM", ""), ("rgd-fixed/RSDM", "")],
+                rows)
 
     if not args.no_sweep:
         eta = CASES["pca"]["eta"]

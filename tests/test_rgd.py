@@ -25,6 +25,26 @@ def test_rgd_reaches_pca_optimum(manifold, step):
     problem.manifold.check_point(res.x, atol=1e-12)
 
 
+def test_rgd_fixed_step():
+    """step=alpha: x <- R_x(-alpha grad f(x)) with no line search, as written out; with
+    alpha below 1/L it reaches the top eigenspace."""
+    A = problems.spectrum_matrix(40, rng=3)  # eigenvalues 1..100: L = 2 * 100 for -tr(XᵀAX)
+    problem = problems.pca(A, 4)
+    M = problem.manifold
+    x = M.random_point(4)
+    res = jitopt.solvers.rgd(problem, x, step=0.004, maxiter=7, gtol=0.0)
+    for _ in range(7):
+        x = M.retraction(x, -0.004 * problem.rgrad(x))
+    np.testing.assert_allclose(res.x, x, rtol=0, atol=1e-13)
+    assert res.nit == 7 and res.nfev == 8
+    res = jitopt.solvers.rgd(problem, rng=5, step=0.004, gtol=1e-8, maxiter=20000)
+    assert res.success, res.message
+    assert rel_gap(res, problem) <= 1e-10
+    # far too long a step: no line search stops it, the cost goes up
+    up = jitopt.solvers.rgd(problem, rng=5, step=10.0, maxiter=3, gtol=0.0, history=True)
+    assert np.max(np.diff(up.history["fun"])) > 0
+
+
 @pytest.mark.parametrize("special", [False, True])
 def test_rgd_reaches_procrustes_closed_form(special):
     rng = np.random.default_rng(2)
@@ -121,6 +141,14 @@ def test_rgd_bad_options():
     problem = problems.pca(np.diag([3.0, 2.0, 1.0]), 1)
     with pytest.raises(ValueError, match="step"):
         jitopt.solvers.rgd(problem, step="newton")
+    for bad in (0.0, -1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match="step"):
+            jitopt.solvers.rgd(problem, step=bad)
+    for bad in (True, [0.1]):
+        with pytest.raises(TypeError, match="step"):
+            jitopt.solvers.rgd(problem, step=bad)
+    with pytest.raises(ValueError, match="initial_step"):
+        jitopt.solvers.rgd(problem, step=0.1, initial_step=0.1)
     with pytest.raises(ValueError, match="contraction"):
         jitopt.solvers.rgd(problem, contraction=1.0)
     with pytest.raises(TypeError, match="maxiter"):

@@ -1,4 +1,6 @@
-"""Riemannian gradient descent with a (non)monotone Armijo line search."""
+"""Riemannian gradient descent with a (non)monotone Armijo line search or a fixed step."""
+
+import numbers
 
 import numpy as np
 
@@ -34,7 +36,9 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
     (:math:`C_{k+1} = (\eta Q_k C_k + f_{k+1})/Q_{k+1}`, :math:`Q_{k+1} = \eta Q_k + 1`),
     as in Wen & Yin (2013) and Iannazzo & Porcelli (2018). With ``step="armijo"`` the test
     is monotone (:math:`C_k = f(x_k)`) and the first trial step grows by ``1/contraction``
-    after a step accepted without backtracking (pymanopt's adaptive rule).
+    after a step accepted without backtracking (pymanopt's adaptive rule). A number
+    ``step=alpha`` gives the fixed step :math:`\alpha_k = \alpha` with no line search (the
+    baseline of many papers; the cost may then increase).
 
     A monotone test needs each step to lower the cost by more than its rounding error
     (about :math:`\epsilon_{\text{mach}}|f|` times a modest factor), which fails once
@@ -60,11 +64,11 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
     min_step : float
         Stop (``success=False``) when a trial step's length :math:`\alpha\|\operatorname{grad}
         f\|` falls below this without passing the Armijo test.
-    step : {"bb", "armijo"}
-        Initial trial step rule, see above.
+    step : "bb", "armijo" or float
+        Initial trial step rule, or a fixed step, see above.
     initial_step : float, optional
         First trial step :math:`\alpha_0`; default :math:`1/\|\operatorname{grad} f(x_0)\|`
-        (a first step of unit length).
+        (a first step of unit length). Not with a fixed step.
     sufficient_decrease : float
         Armijo constant :math:`c \in (0, 1)`.
     contraction : float
@@ -111,7 +115,14 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
     maxiter = check_int("maxiter", maxiter, low=0)
     max_time = check_real("max_time", max_time, low=0.0)
     min_step = check_real("min_step", min_step, low=0.0)
-    check_choice("step", step, ("bb", "armijo"))
+    fixed = isinstance(step, numbers.Real) and not isinstance(step, bool)
+    if fixed:
+        alpha = check_real("step", step, low=0.0, low_open=True, high=np.inf, high_open=True)
+    elif isinstance(step, str):
+        check_choice("step", step, ("bb", "armijo"))
+    else:
+        raise TypeError(f"step must be 'bb', 'armijo' or a positive number, got "
+                        f"{type(step).__name__}")
     c = check_real("sufficient_decrease", sufficient_decrease, 0.0, 1.0, True, True)
     shrink = check_real("contraction", contraction, 0.0, 1.0, True, True)
     eta = check_real("nonmonotone", nonmonotone, 0.0, 1.0, high_open=True)
@@ -139,10 +150,11 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
         return stop(Status.NONFINITE, "The oracles returned a non-finite value at x0.")
     if monitor.iteration(0, x, f, gnorm):
         return stop(Status.CALLBACK)
-    if initial_step is None:
-        alpha = 1.0 / gnorm if gnorm > 0 else 1.0
-    else:
-        alpha = check_real("initial_step", initial_step, low=0.0, low_open=True)
+    if fixed and initial_step is not None:
+        raise ValueError("initial_step has no effect with a fixed step: give one or the other")
+    if not fixed:
+        alpha = (1.0 / gnorm if gnorm > 0 else 1.0) if initial_step is None else check_real(
+            "initial_step", initial_step, low=0.0, low_open=True)
     ref, q = f, 1.0  # nonmonotone reference value C_k and its weight Q_k
 
     while True:
@@ -153,7 +165,7 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
         if monitor.elapsed() >= max_time:
             return stop(Status.MAXTIME)
 
-        # backtracking on the trial step alpha along d = -g
+        # the step alpha along d = -g: fixed, or backtracked until the Armijo test holds
         sq = gnorm * gnorm
         backtracks = 0
         while True:
@@ -168,7 +180,7 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
                             f"{nit + 1}; x is the last finite iterate.")
             # the rounding allowance keeps the test from failing on cost differences at the
             # level of floating-point noise once the gradient is tiny
-            if f_new <= ref - c * alpha * sq + _ROUNDING * abs(ref):
+            if fixed or f_new <= ref - c * alpha * sq + _ROUNDING * abs(ref):
                 break
             alpha *= shrink
             backtracks += 1
@@ -191,7 +203,7 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
                 else:
                     alpha = sy / M.inner_product(x_new, y, y)
             alpha = min(max(alpha, 1e-20), 1e20)
-        elif backtracks == 0:
+        elif step == "armijo" and backtracks == 0:
             alpha /= shrink
 
         x, f, g, gnorm = x_new, f_new, g_new, gnorm_new
