@@ -34,6 +34,30 @@ def _step_rule(step):
                     f"k -> step, got {type(step).__name__}")
 
 
+def _backtrack(trial, change, w2, eta, c, shrink, min_step, rounding):
+    """Armijo backtracking on one block from the trial step ``eta``.
+
+    ``trial(eta) -> (d, candidate)`` and ``change(d, candidate) -> f(candidate) - f(x)``.
+    Returns ``(candidate, change, next trial step)``: the first candidate with
+    ``change <= -c eta w2 + rounding`` and the step to try on the next block (``eta /
+    shrink`` after a decrease at the first trial that rounding cannot explain, else the
+    accepted ``eta``); ``(None, change, eta)`` at a non-finite change; and ``(None, None,
+    eta)`` when ``eta sqrt(w2)`` falls below ``min_step`` first (the block is skipped).
+    """
+    step = eta
+    while True:
+        d, cand = trial(step)
+        df = change(d, cand)
+        if not np.isfinite(df):
+            return None, df, eta
+        if df <= -c * step * w2 + rounding:
+            grow = step == eta and df <= -c * step * w2
+            return cand, df, step / shrink if grow else step
+        step *= shrink
+        if step * np.sqrt(w2) < min_step:
+            return None, None, eta  # no decrease above rounding on this block
+
+
 @register_method("rsdm", tol_option="gtol")
 def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
          batch_size=None, gtol=1e-6, target_cost=None, maxiter=100_000, max_time=np.inf,
@@ -302,25 +326,11 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
                         alpha = 1.0 / np.sqrt(w2)
                     # an incremental change is exact; a difference of two costs is not
                     rounding = 0.0 if track else _ROUNDING * abs(f)
-                    eta, first = alpha, True
-                    while True:
-                        d, cand = trial(eta)
-                        dfc = change(d, cand)
-                        if not np.isfinite(dfc):
-                            return stop(Status.NONFINITE, f"The cost is not finite at a trial "
-                                                          f"point of iteration {nit + 1}.")
-                        if dfc <= -c * eta * w2 + rounding:
-                            new, df = cand, dfc
-                            # grow only on a decrease that rounding cannot explain
-                            if first and dfc <= -c * eta * w2:
-                                alpha = eta / shrink
-                            else:
-                                alpha = eta
-                            break
-                        eta *= shrink
-                        first = False
-                        if eta * np.sqrt(w2) < min_step:
-                            break  # no decrease above rounding on this block: skip it
+                    new, df, alpha = _backtrack(trial, change, w2, alpha, c, shrink, min_step,
+                                                rounding)
+                    if df is not None and not np.isfinite(df):
+                        return stop(Status.NONFINITE, f"The cost is not finite at a trial "
+                                                      f"point of iteration {nit + 1}.")
             else:
                 eta = step if not callable(step) else float(step(nit))
                 if not (np.isfinite(eta) and eta > 0):
