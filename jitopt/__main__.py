@@ -7,32 +7,21 @@ method includes Numba compilation, which later runs read from the cache).
 
 import argparse
 import functools
-import importlib
 import time
 
-# Each entry is "module:function"; the function takes no argument and returns
-# (method, problem description, result summary, error to the known answer, error name).
-TOUR = [
-    "jitopt.solvers.rgd:tour",
-    "jitopt.solvers.rsdm:tour",
-    "jitopt.solvers.serena:tour",
-    "jitopt.transport._wdha:tour",
-    "jitopt.sparse._iht:tour",
-    "jitopt.solvers.evi:tour",
-    "jitopt.solvers.dc:tour",
-]
 
+def run(entries=None, stream=functools.partial(print, flush=True)):
+    """Run the tour entries (all of :data:`jitopt._tour.TOUR` by default) and print one row
+    each; return the rows."""
+    from ._tour import TOUR
 
-def run(entries=TOUR, stream=functools.partial(print, flush=True)):
-    """Run the tour entries and print one row each; return the rows."""
     header = f"{'method':<14} {'problem':<38} {'result':<28} {'error':>22} {'time (s)':>9}"
     stream(header)
     stream("-" * len(header))
     rows = []
-    for entry in entries:
-        module, func = entry.split(":")
+    for entry in TOUR if entries is None else entries:
         start = time.perf_counter()
-        method, problem, summary, error, what = getattr(importlib.import_module(module), func)()
+        method, problem, summary, error, what = entry()
         elapsed = time.perf_counter() - start
         rows.append((method, problem, summary, error, what, elapsed))
         stream(f"{method:<14} {problem:<38} {summary:<28} {what + ' ' + format(error, '.1e'):>22} "

@@ -33,7 +33,7 @@ import numbers
 import numpy as np
 from numba import njit
 
-from ._core.validation import check_array, check_real
+from ._validation import check_array, check_real
 
 __all__ = [
     "ConvexSet", "Box", "NonNegative", "LInfBall", "L1Ball", "L2Ball", "CappedSimplex",

@@ -340,7 +340,7 @@ def test_jitted_oracles_work_like_python_ones():
 
 
 def test_check_array():
-    from jitopt._core.validation import check_array
+    from jitopt._validation import check_array
 
     a = np.array([[1, 2], [3, 4]])
     out = check_array("a", a, ndim=2)

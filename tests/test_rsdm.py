@@ -566,7 +566,7 @@ def test_bad_input():
 
 
 def test_tour_entry():
-    from jitopt.solvers.rsdm import tour
+    from jitopt._tour import rsdm as tour
 
     method, _, summary, error, _ = tour()
     assert method == "rsdm" and summary.startswith("converged") and error <= 1e-10

@@ -340,7 +340,9 @@ def test_minimize_front_door_and_default_step():
 
 
 def test_tour_entry():
-    method, _, summary, error, _ = serena.tour()
+    from jitopt._tour import serena as tour
+
+    method, _, summary, error, _ = tour()
     assert method == "r-srvrg" and "converged" in summary and error <= 1e-8
 
 

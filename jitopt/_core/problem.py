@@ -1,8 +1,13 @@
 """The problem/oracle interface: a domain (manifold) plus counted oracles."""
 
+import math
+
 import numpy as np
 
-__all__ = ["OracleCounts", "Problem", "FiniteSumProblem"]
+from ..manifolds import Manifold
+from .result import NonFiniteOracle, OracleError
+
+__all__ = ["OracleCounts", "BaseProblem", "Problem", "FiniteSumProblem"]
 
 
 class OracleCounts:
@@ -36,6 +41,43 @@ class OracleCounts:
         return f"OracleCounts(nfev={self.nfev}, njev={self.njev}, nifo={self.nifo})"
 
 
+class BaseProblem:
+    """What every problem type shares: oracle counters in :attr:`counts`.
+
+    The problem types (:class:`Problem`, :class:`FiniteSumProblem`, and those of
+    :mod:`jitopt.problems`: DC, VI and barycenter problems) derive from it, so that
+    :func:`jitopt.minimize` recognises a problem object in place of ``fun`` and the
+    registry can tell which methods take it. A problem's oracles call the user's
+    functions through :meth:`call_oracle`, which turns an exception into
+    :class:`OracleError` and a non-finite value into :class:`NonFiniteOracle`; a solver
+    run reports both as a failed result.
+    """
+
+    def __init__(self):
+        self.counts = OracleCounts()
+
+    @staticmethod
+    def call_oracle(name, f, *args):
+        """``f(*args)``, with an exception re-raised as :class:`OracleError` naming ``name``."""
+        try:
+            return f(*args)
+        except OracleError:
+            raise
+        except Exception as err:
+            raise OracleError(f"The oracle {name} raised an exception") from err
+
+    @staticmethod
+    def check_finite(name, value):
+        """``value``, or :class:`NonFiniteOracle` if it holds NaN or inf."""
+        if isinstance(value, float):
+            finite = math.isfinite(value)
+        else:  # a sum is finite when every entry is (overflow aside: then check each)
+            finite = np.isfinite(np.sum(value)) or np.isfinite(value).all()
+        if not finite:
+            raise NonFiniteOracle(f"The oracle {name} returned a non-finite value (NaN or inf)")
+        return value
+
+
 def _check_callable(name, f, required):
     if f is None:
         if required:
@@ -45,7 +87,7 @@ def _check_callable(name, f, required):
         raise TypeError(f"{name} must be callable, got {type(f).__name__}")
 
 
-class Problem:
+class Problem(BaseProblem):
     r"""A smooth problem :math:`\min_{x \in \mathcal M} f(x)` with counted oracles.
 
     Parameters
@@ -108,8 +150,7 @@ class Problem:
 
     def __init__(self, manifold, cost, egrad=None, *, cost_and_egrad=None, fopt=None,
                  xopt=None, egrad_rows=None, cost_change=None, block_affine=None):
-        from ..manifolds import Manifold
-
+        super().__init__()
         if not isinstance(manifold, Manifold):
             raise TypeError(
                 f"manifold must be a jitopt.manifolds.Manifold, got {type(manifold).__name__}"
@@ -137,41 +178,44 @@ class Problem:
         self._cost_and_egrad = cost_and_egrad
         self.fopt = None if fopt is None else float(fopt)
         self.xopt = xopt
-        self.counts = OracleCounts()
 
     # -- oracles as the solvers see them (counted and checked) -------------------------
 
     def _check_value(self, value, oracle):
         try:
-            return float(value)
+            value = float(value)
         except (TypeError, ValueError):
-            raise ValueError(
-                f"{oracle} must return a scalar, got {type(value).__name__} "
+            raise OracleError(
+                f"The oracle {oracle} must return a scalar, got {type(value).__name__} "
                 f"of shape {np.shape(value)}"
             ) from None
+        return self.check_finite(oracle, value)
 
-    def _check_grad(self, g, oracle):
-        if not isinstance(g, np.ndarray) or g.shape != self.manifold.shape:
-            raise ValueError(
-                f"{oracle} must return an array of shape {self.manifold.shape} (the shape "
-                f"of a point), got {type(g).__name__} of shape {np.shape(g)}"
+    def _check_grad(self, g, oracle, shape=None):
+        shape = self.manifold.shape if shape is None else shape
+        if not isinstance(g, np.ndarray) or g.shape != shape:
+            raise OracleError(
+                f"The oracle {oracle} must return an array of shape {shape}, got "
+                f"{type(g).__name__} of shape {np.shape(g)}"
             )
-        return g
+        return self.check_finite(oracle, g)
 
     def cost(self, x):
         """Cost at ``x`` (counts one ``nfev``)."""
         self.counts.nfev += 1
         if self._cost is None:
-            return self._check_value(self._cost_and_egrad(x)[0], "cost_and_egrad")
-        return self._check_value(self._cost(x), "cost")
+            f, _ = self.call_oracle("cost_and_egrad", self._cost_and_egrad, x)
+            return self._check_value(f, "cost_and_egrad")
+        return self._check_value(self.call_oracle("cost", self._cost, x), "cost")
 
     def egrad(self, x):
         """Euclidean gradient at ``x`` (counts one ``njev``)."""
         self.counts.njev += 1
         self.counts.nifo += self.n_samples
         if self._egrad is None:
-            return self._check_grad(np.asarray(self._cost_and_egrad(x)[1]), "cost_and_egrad")
-        return self._check_grad(self._egrad(x), "egrad")
+            _, g = self.call_oracle("cost_and_egrad", self._cost_and_egrad, x)
+            return self._check_grad(np.asarray(g), "cost_and_egrad")
+        return self._check_grad(self.call_oracle("egrad", self._egrad, x), "egrad")
 
     def cost_and_egrad(self, x):
         """Cost and Euclidean gradient at ``x`` (counts one ``nfev`` and one ``njev``)."""
@@ -180,7 +224,12 @@ class Problem:
         self.counts.nfev += 1
         self.counts.njev += 1
         self.counts.nifo += self.n_samples
-        f, g = self._cost_and_egrad(x)
+        out = self.call_oracle("cost_and_egrad", self._cost_and_egrad, x)
+        try:
+            f, g = out
+        except (TypeError, ValueError):
+            raise OracleError(f"The oracle cost_and_egrad must return a pair (cost, egrad), "
+                              f"got {type(out).__name__}") from None
         return (self._check_value(f, "cost_and_egrad"),
                 self._check_grad(g, "cost_and_egrad"))
 
@@ -221,31 +270,24 @@ class Problem:
         if self._block_affine is None:
             raise AttributeError(f"{self!r} has no block_affine oracle")
         self.counts.njev += 1
-        lb = self._block_affine(x, rows)
-        shape = (len(rows), len(rows))
-        if not isinstance(lb, np.ndarray) or lb.shape != shape:
-            raise ValueError(f"block_affine must return an array of shape {shape}, got "
-                             f"{type(lb).__name__} of shape {np.shape(lb)}")
-        return lb
+        lb = self.call_oracle("block_affine", self._block_affine, x, rows)
+        return self._check_grad(lb, "block_affine", (len(rows), len(rows)))
 
     def egrad_rows(self, x, rows):
         """Rows ``rows`` of the Euclidean gradient at ``x`` (counts one ``njev``)."""
         if self._egrad_rows is None:
             raise AttributeError(f"{self!r} has no egrad_rows oracle")
         self.counts.njev += 1
-        g = self._egrad_rows(x, rows)
-        shape = (len(rows), self.manifold.shape[1])
-        if not isinstance(g, np.ndarray) or g.shape != shape:
-            raise ValueError(f"egrad_rows must return an array of shape {shape}, got "
-                             f"{type(g).__name__} of shape {np.shape(g)}")
-        return g
+        g = self.call_oracle("egrad_rows", self._egrad_rows, x, rows)
+        return self._check_grad(g, "egrad_rows", (len(rows), self.manifold.shape[1]))
 
     def cost_change(self, x, rows, delta, grad_rows):
         """:math:`f(x') - f(x)` for ``x'[rows] = x[rows] + delta`` (counts one ``nfev``)."""
         if self._cost_change is None:
             raise AttributeError(f"{self!r} has no cost_change oracle")
         self.counts.nfev += 1
-        return self._check_value(self._cost_change(x, rows, delta, grad_rows), "cost_change")
+        change = self.call_oracle("cost_change", self._cost_change, x, rows, delta, grad_rows)
+        return self._check_value(change, "cost_change")
 
     def __repr__(self):
         return f"{type(self).__name__}({self.manifold!r})"
@@ -298,14 +340,14 @@ class FiniteSumProblem(Problem):
         """Mean cost over ``idx`` (all samples by default); counts one ``nfev``."""
         self.counts.nfev += 1
         idx = self.all_samples if idx is None else idx
-        return self._check_value(self._cost(x, idx), "cost")
+        return self._check_value(self.call_oracle("cost", self._cost, x, idx), "cost")
 
     def egrad(self, x, idx=None):
         """Mean Euclidean gradient over ``idx`` (all by default); counts ``len(idx)`` IFO."""
         idx = self.all_samples if idx is None else idx
         self.counts.njev += 1
         self.counts.nifo += len(idx)
-        return self._check_grad(self._egrad(x, idx), "egrad")
+        return self._check_grad(self.call_oracle("egrad", self._egrad, x, idx), "egrad")
 
     def cost_and_egrad(self, x):
         return self.cost(x), self.egrad(x)

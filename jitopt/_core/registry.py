@@ -1,49 +1,61 @@
 """The method registry, :func:`minimize`, and scipy-compatible method callables."""
 
+import functools
 import inspect
 import warnings
 
 import numpy as np
 from scipy.optimize import OptimizeWarning
 
-from .problem import Problem
-from .validation import check_real
+from .._validation import check_real
+from ..manifolds import Euclidean, Manifold
+from .problem import BaseProblem, Problem
+from .result import _run_frames, _wants_intermediate_result
 
 __all__ = ["register_method", "get_method", "available_methods", "minimize", "Method"]
 
 _METHODS = {}
+
+#: the options every solver takes, with the same meaning everywhere (docs/theory/interface)
+COMMON_OPTIONS = ("maxiter", "max_time", "callback", "history", "disp", "rng")
 
 
 class Method:
     """A registered solver, callable the way :func:`scipy.optimize.minimize` calls a custom method.
 
     ``scipy.optimize.minimize(fun, x0, jac=jac, method=jitopt.get_method("rgd"),
-    options={"manifold": jitopt.manifolds.Stiefel(n, p), ...})`` works: scipy passes the
-    flattened ``x0`` and every option. The solver works on points of the manifold's shape;
-    ``fun`` and ``jac`` receive ``x`` in the shape of the ``x0`` they were given (flat, for
-    scipy) and ``result.x`` has that shape too.
+    options={"manifold": jitopt.manifolds.Stiefel(n, p), ...})`` works for the methods that
+    take a plain :class:`~jitopt.Problem`: scipy passes the flattened ``x0`` and every
+    option. The solver works on points of the manifold's shape; ``fun`` and ``jac`` receive
+    ``x`` in the shape of the ``x0`` they were given (flat, for scipy) and ``result.x`` has
+    that shape too.
 
     Attributes
     ----------
     name : str
         The registered name.
     solver : callable
-        The problem-level solver, ``solver(problem, x0, **options)``.
+        The problem-level solver, ``solver(problem, x0=None, **options)``.
+    problem_type : type
+        The problem type the solver takes (instances of subclasses too).
     tol_option : str
-        The solver option that scipy's ``tol`` sets.
-    finite_sum : bool
-        Whether the solver needs a :class:`~jitopt.FiniteSumProblem` (per-sample oracles),
-        which cannot be built from ``fun`` and ``jac``: such methods are called directly.
+        The solver option that :func:`minimize`'s ``tol`` sets.
+    options : tuple of str
+        The solver's keyword options.
     """
 
-    def __init__(self, name, solver, tol_option, finite_sum=False):
+    def __init__(self, name, solver, problem_type, tol_option):
         self.name = name
         self.solver = solver
+        self.problem_type = problem_type
         self.tol_option = tol_option
-        self.finite_sum = finite_sum
         params = inspect.signature(solver).parameters
         self.options = tuple(p for p in params if p not in ("problem", "x0"))
         self.__doc__ = solver.__doc__
+
+    def takes(self, problem):
+        """Whether the method solves ``problem``."""
+        return isinstance(problem, self.problem_type)
 
     def __repr__(self):
         return f"<jitopt method {self.name!r}>"
@@ -63,26 +75,59 @@ class Method:
         return _minimize(fun, x0, args, jac, self, manifold, tol, callback, options)
 
 
-def register_method(name, tol_option="gtol", finite_sum=False):
+def _check_takes(method, problem):
+    if not method.takes(problem):
+        others = ""
+        if isinstance(problem, BaseProblem):
+            others = (f"; the methods that take a {type(problem).__name__}: "
+                      f"{', '.join(available_methods(problem)) or 'none'}")
+        raise TypeError(f"problem must be a {method.problem_type.__name__} for method "
+                        f"{method.name!r}, got a {type(problem).__name__}{others}")
+
+
+def register_method(name, problem_type=Problem, tol_option="gtol"):
     """Decorator registering a solver function under ``name``: ``@register_method("rgd")``.
 
-    The solver must have the signature ``solver(problem, x0=None, *, callback=None,
-    <options>)`` and return an :class:`~jitopt.OptimizeResult`. ``finite_sum=True`` marks
-    solvers that need a :class:`~jitopt.FiniteSumProblem`.
+    The solver must have the signature ``solver(problem, x0=None, *, <options>, maxiter,
+    max_time, callback=None, history=False, disp=False, rng=None)``, take instances of
+    ``problem_type`` and return an :class:`~jitopt.OptimizeResult` built by a
+    :class:`~jitopt._core.result.Monitor`. The decorator returns the solver wrapped so that
+    it refuses other problem types with a ``TypeError`` and turns any exception raised
+    after the start (once the solver's Monitor exists) into a failed result
+    (:meth:`~jitopt._core.result.Monitor.fault_result`); exceptions before the start (bad
+    arguments) propagate.
     """
 
     def decorator(solver):
         if name in _METHODS:
             raise ValueError(f"a method named {name!r} is already registered")
-        _METHODS[name] = Method(name, solver, tol_option, finite_sum)
-        return solver
+
+        @functools.wraps(solver)
+        def run(problem, x0=None, **options):
+            _check_takes(method, problem)
+            frames = _run_frames()
+            frames.append([])
+            try:
+                return solver(problem, x0, **options)
+            except Exception as err:
+                if not frames[-1]:
+                    raise  # before the start: a usage error
+                fallback = None if x0 is None else np.array(x0, dtype=float)
+                return frames[-1][0].fault_result(err, fallback)
+            finally:
+                frames.pop()
+
+        method = Method(name, run, problem_type, tol_option)
+        _METHODS[name] = method
+        return run
 
     return decorator
 
 
-def available_methods():
-    """Names of the registered methods, in registration order."""
-    return tuple(_METHODS)
+def available_methods(problem=None):
+    """Names of the registered methods, in registration order; with ``problem``, those that
+    take it."""
+    return tuple(name for name, m in _METHODS.items() if problem is None or m.takes(problem))
 
 
 def get_method(method):
@@ -99,17 +144,22 @@ def get_method(method):
     return _METHODS[key]
 
 
-def minimize(fun, x0, args=(), jac=None, method="rgd", manifold=None, tol=None,
+def minimize(fun, x0=None, args=(), jac=None, method=None, manifold=None, tol=None,
              callback=None, options=None):
-    """Minimize ``fun`` over a manifold, with :func:`scipy.optimize.minimize`'s conventions.
+    """Minimize ``fun`` over a manifold, or solve a problem object, with
+    :func:`scipy.optimize.minimize`'s conventions.
 
     Parameters
     ----------
-    fun : callable
-        ``fun(x, *args) -> float``.
-    x0 : array_like
+    fun : callable or problem
+        ``fun(x, *args) -> float``; or a problem object of any type (a
+        :class:`~jitopt.Problem`, :class:`~jitopt.FiniteSumProblem`, or a DC, VI or
+        barycenter problem of :mod:`jitopt.problems`), handed to ``method`` as it is
+        (``args``, ``jac`` and ``manifold`` must then be left out).
+    x0 : array_like, optional
         Starting point, a point of ``manifold`` (any shape; a flat array of the right size
-        is reshaped to the manifold's shape and ``result.x`` is returned flat).
+        is reshaped to the manifold's shape and ``result.x`` is returned flat). Required
+        with a callable ``fun``; with a problem object, the method's default when omitted.
     args : tuple
         Extra arguments of ``fun`` and ``jac``.
     jac : callable, bool, "2-point" or None
@@ -117,12 +167,15 @@ def minimize(fun, x0, args=(), jac=None, method="rgd", manifold=None, tol=None,
         means ``fun`` returns ``(f, g)``. ``None`` or ``"2-point"``: forward differences in
         the ambient space, ``x.size`` extra cost evaluations per gradient (counted in
         ``nfev``); only sensible for small problems whose cost extends off the manifold.
-    method : str or Method
-        A name from :func:`available_methods` (default ``"rgd"``).
+    method : str or Method, optional
+        A name from :func:`available_methods`; default ``"rgd"`` for a callable ``fun``,
+        else the first method of ``available_methods(problem)``. A method that does not
+        take the problem's type raises a ``TypeError`` naming both.
     manifold : jitopt.manifolds.Manifold, optional
         The domain; ``None`` means ``Euclidean(*x0.shape)``.
     tol : float, optional
-        Tolerance; sets the method's main stopping option (``gtol`` for ``rgd``).
+        Tolerance; sets the method's main stopping option (``gtol`` for the Riemannian
+        solvers, ``tol`` for the others: ``get_method(name).tol_option``).
     callback : callable, optional
         ``callback(intermediate_result)`` or ``callback(xk)``; raising ``StopIteration``
         stops the solver with ``status=99``.
@@ -133,6 +186,9 @@ def minimize(fun, x0, args=(), jac=None, method="rgd", manifold=None, tol=None,
     Returns
     -------
     OptimizeResult
+        The method's result: ``x, fun, success, status, message, nit``, the oracle counts
+        ``nfev, njev, nifo``, ``stationarity`` and ``stationarity_measure``, ``time``, and
+        ``history`` with ``options={"history": True}`` (see :doc:`/theory/interface`).
 
     Examples
     --------
@@ -142,24 +198,60 @@ def minimize(fun, x0, args=(), jac=None, method="rgd", manifold=None, tol=None,
     ...                       jac=lambda x: -2 * A @ x, manifold=jitopt.manifolds.Sphere(3))
     >>> round(res.fun, 8)
     -3.0
+
+    A problem object goes to the methods that take it:
+
+    >>> problem = jitopt.problems.pca(np.diag([5.0, 4.0, 1.0]), 1)
+    >>> res = jitopt.minimize(problem, method="rsdm", options={"rng": 0})
+    >>> round(res.fun, 6)
+    -5.0
     """
-    return _minimize(fun, x0, args, jac, get_method(method), manifold, tol, callback,
-                     dict(options or {}))
+    options = dict(options or {})
+    if isinstance(fun, BaseProblem):
+        given = [name for name, value in (("args", args), ("jac", jac), ("manifold", manifold))
+                 if value is not None and not (isinstance(value, tuple) and not value)]
+        if given:
+            raise TypeError(f"{', '.join(given)} cannot be given with a problem object: "
+                            f"its oracles and domain are part of it")
+        if method is None:
+            names = available_methods(fun)
+            if not names:
+                raise TypeError(f"no registered method takes a {type(fun).__name__}")
+            method = names[0]
+        method = get_method(method)
+        _check_takes(method, fun)
+        _set_tol(method, tol, options)
+        return method.solver(fun, x0, callback=callback, **_known(method, options))
+    return _minimize(fun, x0, args, jac, get_method("rgd" if method is None else method),
+                     manifold, tol, callback, options)
+
+
+def _set_tol(method, tol, options):
+    if tol is not None:
+        check_real("tol", tol, low=0.0)
+        options.setdefault(method.tol_option, tol)
+
+
+def _known(method, options):
+    """``options`` without those the method does not take (with an OptimizeWarning)."""
+    unknown = [k for k in options if k not in method.options]
+    if unknown:
+        warnings.warn(f"Unknown solver options: {', '.join(unknown)}", OptimizeWarning,
+                      stacklevel=4)
+    return {k: v for k, v in options.items() if k in method.options}
 
 
 def _minimize(fun, x0, args, jac, method, manifold, tol, callback, options):
-    from ..manifolds import Euclidean, Manifold
-
-    if method.finite_sum:
+    if not issubclass(Problem, method.problem_type):
         raise TypeError(
-            f"method {method.name!r} needs a jitopt.FiniteSumProblem (oracles over sample "
-            f"indices), which cannot be built from fun and jac: call "
-            f"jitopt.solvers.{method.solver.__name__}(jitopt.FiniteSumProblem(...), x0) instead"
-        )
+            f"method {method.name!r} takes a {method.problem_type.__name__}, which cannot be "
+            f"built from fun and jac: build one and call jitopt.minimize(problem, "
+            f"method={method.name!r}) instead")
     if not callable(fun):
-        raise TypeError(f"fun must be callable, got {type(fun).__name__}")
-    if tol is not None:
-        check_real("tol", tol, low=0.0)
+        raise TypeError(f"fun must be callable or a problem object, got "
+                        f"{type(fun).__name__}")
+    if x0 is None:
+        raise TypeError("x0 is required with a callable fun")
     if not isinstance(args, tuple):
         args = (args,)
     x0 = np.asarray(x0)
@@ -199,15 +291,9 @@ def _minimize(fun, x0, args, jac, method, manifold, tol, callback, options):
             raise ValueError(f"jac must be callable, True, None or '2-point', got {jac!r}")
         problem = Problem(manifold, cost, egrad)
 
-    if tol is not None:
-        options.setdefault(method.tol_option, tol)
-    unknown = [k for k in options if k not in method.options]
-    if unknown:
-        warnings.warn(f"Unknown solver options: {', '.join(unknown)}", OptimizeWarning,
-                      stacklevel=3)
-        for k in unknown:
-            del options[k]
-    res = method.solver(problem, x0, callback=_reshaped_callback(callback, user), **options)
+    _set_tol(method, tol, options)
+    res = method.solver(problem, x0, callback=_reshaped_callback(callback, user),
+                        **_known(method, options))
     res.x = user(res.x)
     return res
 
@@ -216,8 +302,6 @@ def _reshaped_callback(callback, user):
     """The user's callback, seeing points in the shape of the ``x0`` it was given."""
     if callback is None or not callable(callback):
         return callback
-    from .result import _wants_intermediate_result
-
     if _wants_intermediate_result(callback):
         def reshaped(intermediate_result):
             intermediate_result.x = user(intermediate_result.x)

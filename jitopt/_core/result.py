@@ -1,32 +1,122 @@
-"""Result object, status codes, per-iteration history and callbacks shared by every solver."""
+"""The one result, status table, history and per-iteration monitor shared by every solver.
 
+A solver creates a :class:`Monitor` when it starts (after validating its arguments) and ends
+with :meth:`Monitor.result`. Anything raised after the start (an oracle that raises or
+returns non-finite values, an inner solver that fails) is turned into a result by the
+registry's wrapper (:func:`jitopt._core.registry.register_method`) through
+:meth:`Monitor.fault_result`: ``success=False``, the matching status, a message naming the
+fault and the iteration, and the best iterate seen so far in ``x``.
+"""
+
+import enum
 import inspect
+import math
+import threading
 import time
 
 import numpy as np
 import scipy.optimize
 
-__all__ = ["OptimizeResult", "Status", "History", "Monitor"]
+__all__ = ["OptimizeResult", "Status", "History", "Monitor", "OracleError", "NonFiniteOracle"]
 
 
-class Status:
-    """Termination codes shared by every solver (``success`` is ``status == 0``)."""
+class Status(enum.IntEnum):
+    """Why a solver stopped: one code per stopping reason, the same in every solver.
 
+    ``result.success`` is ``status.success``: true for :attr:`CONVERGED`, :attr:`TARGET` and
+    :attr:`SCHEDULE_DONE`, the three ways a method ends as designed.
+    """
+
+    #: the method's tolerance is met (the message names the quantity, its value and the tolerance)
     CONVERGED = 0
+    #: ``maxiter`` iterations done before the tolerance was met
     MAXITER = 1
+    #: ``max_time`` seconds spent
     MAXTIME = 2
+    #: the line search or step rule found no step above ``min_step``
     SMALL_STEP = 3
+    #: an oracle returned NaN or inf (``x`` is the best finite iterate)
     NONFINITE = 4
-    CALLBACK = 99  # scipy's code for a callback that raised StopIteration
+    #: the cost reached ``f_target``
+    TARGET = 5
+    #: ``max_passes`` passes over the samples of a finite sum done
+    MAX_PASSES = 6
+    #: ``max_samples`` samples drawn from a stream
+    MAX_SAMPLES = 7
+    #: a method with a fixed schedule (WDHA's step sizes) ran all of it
+    SCHEDULE_DONE = 8
+    #: an inner solver (subproblem, LP, factorisation) failed
+    INNER_FAILURE = 9
+    #: a user oracle raised an exception
+    ORACLE_ERROR = 10
+    #: the callback raised :class:`StopIteration` (scipy's code)
+    CALLBACK = 99
 
-    MESSAGES = {
-        CONVERGED: "Optimization terminated successfully: gradient norm below tolerance.",
-        MAXITER: "Maximum number of iterations has been exceeded.",
-        MAXTIME: "Maximum time has been exceeded.",
-        SMALL_STEP: "Step size fell below min_step before the gradient tolerance was met.",
-        NONFINITE: "An oracle returned a non-finite value (NaN or inf).",
-        CALLBACK: "`callback` raised `StopIteration`.",
-    }
+    @property
+    def success(self):
+        """Whether this status is a successful end."""
+        return self in (Status.CONVERGED, Status.TARGET, Status.SCHEDULE_DONE)
+
+    def describe(self, **values):
+        """The default message of this status, filled with ``values`` (limits, measured
+        quantities); a shorter generic message when a value it names is missing."""
+        try:
+            return _MESSAGES[self].format(**values)
+        except (KeyError, ValueError, TypeError):
+            return _GENERIC[self]
+
+
+_MESSAGES = {
+    Status.CONVERGED: "Optimization terminated successfully: {measure} {stationarity:.3e} "
+                      "<= {tol_name} = {tol:.3g}.",
+    Status.MAXITER: "Maximum number of iterations (maxiter = {maxiter}) reached; "
+                    "{measure} {stationarity:.3e}.",
+    Status.MAXTIME: "Maximum time (max_time = {max_time:.3g} s) exceeded after "
+                    "{nit} iterations.",
+    Status.SMALL_STEP: "The step size fell below min_step = {min_step:.3g} at iteration "
+                       "{nit} before the tolerance was met; {measure} {stationarity:.3e}.",
+    Status.NONFINITE: "An oracle returned a non-finite value (NaN or inf) at iteration {nit}.",
+    Status.TARGET: "Optimization terminated successfully: cost {fun:.10g} <= "
+                   "f_target = {f_target:.10g}.",
+    Status.MAX_PASSES: "Maximum number of passes over the samples (max_passes = "
+                       "{max_passes:g}) reached; {measure} {stationarity:.3e}.",
+    Status.MAX_SAMPLES: "Maximum number of samples (max_samples = {max_samples}) drawn; "
+                        "{measure} {stationarity:.3e}.",
+    Status.SCHEDULE_DONE: "The schedule of {maxiter} iterations is finished; "
+                          "{measure} {stationarity:.3e}.",
+    Status.INNER_FAILURE: "An inner solver failed at iteration {nit}: {error}.",
+    Status.ORACLE_ERROR: "An oracle raised an exception at iteration {nit}: {error}.",
+    Status.CALLBACK: "`callback` raised `StopIteration`.",
+}
+
+_GENERIC = {
+    Status.CONVERGED: "Optimization terminated successfully.",
+    Status.MAXITER: "Maximum number of iterations reached.",
+    Status.MAXTIME: "Maximum time exceeded.",
+    Status.SMALL_STEP: "The step size fell below min_step before the tolerance was met.",
+    Status.NONFINITE: "An oracle returned a non-finite value (NaN or inf).",
+    Status.TARGET: "Optimization terminated successfully: the cost reached f_target.",
+    Status.MAX_PASSES: "Maximum number of passes over the samples reached.",
+    Status.MAX_SAMPLES: "Maximum number of samples drawn.",
+    Status.SCHEDULE_DONE: "The schedule is finished.",
+    Status.INNER_FAILURE: "An inner solver failed.",
+    Status.ORACLE_ERROR: "An oracle raised an exception.",
+    Status.CALLBACK: "`callback` raised `StopIteration`.",
+}
+
+
+class OracleError(Exception):
+    """Raised by a problem's counted oracle when the user's function raised (the original
+    exception is the ``__cause__``); a solver run turns it into ``Status.ORACLE_ERROR``."""
+
+    status = Status.ORACLE_ERROR
+
+
+class NonFiniteOracle(OracleError):
+    """Raised by a problem's counted oracle when it returned NaN or inf; a solver run turns
+    it into ``Status.NONFINITE``."""
+
+    status = Status.NONFINITE
 
 
 class OptimizeResult(scipy.optimize.OptimizeResult):
@@ -35,49 +125,55 @@ class OptimizeResult(scipy.optimize.OptimizeResult):
     Attributes
     ----------
     x : ndarray
-        The solution, a point of the problem's manifold (same shape as ``x0``).
+        The solution (for a fault, the best iterate seen before it).
     fun : float
-        Cost at ``x``.
-    grad_norm : float
-        Norm of the Riemannian gradient at ``x`` (the stationarity measure).
+        Objective at ``x`` (for stochastic methods, the estimate the method has).
+    stationarity : float
+        The method's stationarity measure at ``x``: the quantity its tolerance is tested on.
+    stationarity_measure : str
+        What ``stationarity`` measures (``"Riemannian gradient norm"``, ``"gradient mapping
+        norm"``, ``"certified gap"``, ...); each solver's docstring says which.
     success : bool
-        ``status == 0``.
-    status : int
-        A code from :class:`Status`.
+        ``status.success``: the method ended as designed (tolerance, target or schedule).
+    status : Status
+        Why the solver stopped (an :class:`enum.IntEnum`, so it compares with ints).
     message : str
-        Why the solver stopped.
+        Why the solver stopped, with the quantity and its value.
     nit : int
         Number of iterations.
     nfev, njev, nifo : int
         Oracle calls: cost evaluations, gradient evaluations, and per-sample gradients
         (incremental first-order oracle calls; a full gradient of a finite sum of ``n``
-        terms counts ``n``, of a plain problem counts 1).
+        terms counts ``n``, of a plain problem counts 1). Each method's docstring says what
+        they count for its problem type.
     time : float
         Wall-clock seconds spent in the solver.
     history : dict of ndarray, optional
-        Present when the solver was run with ``history=True``: one entry per iteration
-        (``iteration, time, fun, grad_norm, nfev, njev, nifo``).
+        With ``history=True``: one entry per iteration, the columns of :class:`History`.
     """
 
 
 class History:
-    """Collects per-iteration records and turns them into a dict of arrays."""
+    """Per-iteration records as a dict of arrays: the common columns
+    ``iteration, time, fun, stationarity, nfev, njev, nifo`` and a method's own ``extra``
+    columns (floats)."""
 
-    FIELDS = ("iteration", "time", "fun", "grad_norm", "nfev", "njev", "nifo")
+    FIELDS = ("iteration", "time", "fun", "stationarity", "nfev", "njev", "nifo")
+    _INT = {"iteration", "nfev", "njev", "nifo"}
 
-    def __init__(self):
+    def __init__(self, extra=()):
+        self.extra = tuple(extra)
         self._rows = []
 
-    def record(self, iteration, elapsed, fun, grad_norm, counts):
-        self._rows.append((iteration, elapsed, fun, grad_norm) + counts)
+    def record(self, iteration, elapsed, fun, stationarity, counts, extra=()):
+        self._rows.append((iteration, elapsed, fun, stationarity) + tuple(counts)
+                          + tuple(extra))
 
     def as_arrays(self):
-        columns = list(zip(*self._rows)) if self._rows else [()] * len(self.FIELDS)
-        dtypes = (np.int64, float, float, float, np.int64, np.int64, np.int64)
-        return {
-            name: np.asarray(col, dtype=dt)
-            for name, col, dt in zip(self.FIELDS, columns, dtypes)
-        }
+        names = self.FIELDS + self.extra
+        columns = list(zip(*self._rows)) if self._rows else [()] * len(names)
+        return {name: np.asarray(col, dtype=np.int64 if name in self._INT else float)
+                for name, col in zip(names, columns)}
 
 
 def _wants_intermediate_result(callback):
@@ -89,28 +185,67 @@ def _wants_intermediate_result(callback):
     return "intermediate_result" in params
 
 
-class Monitor:
-    """Per-iteration bookkeeping of a solver: clock, history, callback and verbose output.
+# The monitors started inside each running registered solver (innermost run last): the
+# registry's wrapper opens a frame, Monitor.__init__ joins it.
+_RUNS = threading.local()
 
-    A solver creates it before its first oracle call and calls :meth:`iteration` once per
-    iterate, ``nit = 0`` being the starting point (recorded in the history, not passed to
-    the callback, as in scipy); it returns ``True`` when the user's callback raised
-    :class:`StopIteration`.
-    Oracle counts are those made since the monitor was created, so a problem can be solved
-    several times.
+
+def _run_frames():
+    if not hasattr(_RUNS, "frames"):
+        _RUNS.frames = []
+    return _RUNS.frames
+
+
+class Monitor:
+    """Per-iteration bookkeeping of a solver: clock, limits, history, callback, best iterate.
+
+    A solver creates it once its arguments are validated (the start) and calls
+    :meth:`iteration` once per iterate, ``nit = 0`` being the starting point (recorded in
+    the history, not passed to the callback, as in scipy); :meth:`iteration` returns
+    ``True`` when the callback raised :class:`StopIteration`. Oracle counts are those made
+    since the monitor was created, so a problem can be solved several times.
+
+    Parameters
+    ----------
+    problem : object with ``counts``
+        The problem whose :class:`~jitopt.OracleCounts` are reported.
+    callback, history, disp
+        The solver's arguments of the same names.
+    measure : str
+        What the stationarity passed to :meth:`iteration` measures.
+    tol_name : str
+        The option that the stationarity is compared with (``"gtol"``, ``"tol"``).
+    extra : tuple of str
+        Names of the method's own history columns, passed to :meth:`iteration` as keywords.
+    disp_every : int
+        Print every ``disp_every`` iterations.
+    **limits
+        The stopping options in force (``maxiter``, ``max_time``, ``gtol``, ``f_target``,
+        ...), used to fill the default messages.
     """
 
-    def __init__(self, problem, callback=None, history=False, disp=False, disp_every=1):
+    def __init__(self, problem, callback=None, history=False, disp=False, *,
+                 measure="Riemannian gradient norm", tol_name="gtol", extra=(), disp_every=1,
+                 **limits):
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable or None, got {type(callback).__name__}")
         self.problem = problem
         self.callback = callback
         self._new_callback = callback is not None and _wants_intermediate_result(callback)
-        self.history = History() if history else None
+        self.history = History(extra) if history else None
+        self.extra = tuple(extra)
         self.disp = bool(disp)
         self.disp_every = max(int(disp_every), 1)
+        self.measure = measure
+        self.tol_name = tol_name
+        self.limits = limits
+        self.last = None  # (nit, x, fun, stationarity) of the last iterate
+        self.best = None  # the same for the iterate of least finite fun (x copied)
         self._base = self._snapshot()
         self.start = time.perf_counter()
+        frames = _run_frames()
+        if frames:
+            frames[-1].append(self)
 
     def _snapshot(self):
         c = self.problem.counts
@@ -123,39 +258,51 @@ class Monitor:
     def elapsed(self):
         return time.perf_counter() - self.start
 
-    def iteration(self, nit, x, fun, grad_norm):
+    def iteration(self, nit, x, fun, stationarity, **extra):
+        """Record iterate ``nit``; ``True`` when the callback asks to stop."""
+        self.last = (nit, x, fun, stationarity)
+        if math.isfinite(fun) and (self.best is None or fun < self.best[2]):
+            self.best = (nit, np.array(x, copy=True), fun, stationarity)
         if self.history is not None:
-            self.history.record(nit, self.elapsed(), fun, grad_norm, self.counts())
+            self.history.record(nit, self.elapsed(), fun, stationarity, self.counts(),
+                                tuple(extra.get(name, np.nan) for name in self.extra))
         if self.disp and nit % self.disp_every == 0:
             if nit == 0:
-                print(f"{'iter':>6} {'cost':>22} {'grad norm':>12} {'nfev':>7} {'njev':>7}")
+                print(f"{'iter':>6} {'objective':>22} {'stationarity':>12} {'nfev':>7} "
+                      f"{'njev':>7}")
             nfev, njev, _ = self.counts()
-            print(f"{nit:6d} {fun:22.15e} {grad_norm:12.4e} {nfev:7d} {njev:7d}")
+            print(f"{nit:6d} {fun:22.15e} {stationarity:12.4e} {nfev:7d} {njev:7d}")
         if self.callback is None or nit == 0:  # like scipy: after each iteration only
             return False
         try:
             if self._new_callback:
-                self.callback(
-                    intermediate_result=OptimizeResult(
-                        x=np.array(x, copy=True), fun=fun, grad_norm=grad_norm, nit=nit
-                    )
-                )
+                self.callback(intermediate_result=OptimizeResult(
+                    x=np.array(x, copy=True), fun=fun, stationarity=stationarity, nit=nit))
             else:
                 self.callback(np.array(x, copy=True))
         except StopIteration:
             return True
         return False
 
-    def result(self, x, fun, grad_norm, nit, status, message=None, **extra):
+    def message(self, status, fun=np.nan, stationarity=np.nan, nit=0, **values):
+        """The default message of ``status`` with this run's limits and values."""
+        tol = self.limits.get(self.tol_name)
+        return Status(status).describe(**{
+            "measure": self.measure, "tol_name": self.tol_name, "tol": tol, "fun": fun,
+            "stationarity": stationarity, "nit": nit, **self.limits, **values})
+
+    def result(self, x, fun, stationarity, nit, status, message=None, **extra):
         """Build the :class:`OptimizeResult` (prints the outcome when ``disp`` is on)."""
+        status = Status(status)
         nfev, njev, nifo = self.counts()
         res = OptimizeResult(
             x=x,
             fun=float(fun),
-            grad_norm=float(grad_norm),
-            success=status == Status.CONVERGED,
-            status=int(status),
-            message=message or Status.MESSAGES[status],
+            stationarity=float(stationarity),
+            stationarity_measure=self.measure,
+            success=status.success,
+            status=status,
+            message=message or self.message(status, fun, stationarity, nit),
             nit=int(nit),
             nfev=nfev,
             njev=njev,
@@ -167,6 +314,30 @@ class Monitor:
             res.history = self.history.as_arrays()
         if self.disp:
             print(res.message)
-            print(f"         cost: {res.fun:.15e}  grad norm: {res.grad_norm:.3e}  "
-                  f"iterations: {res.nit}  nfev: {res.nfev}  njev: {res.njev}")
+            print(f"         objective: {res.fun:.15e}  {self.measure}: "
+                  f"{res.stationarity:.3e}  iterations: {res.nit}  nfev: {res.nfev}  "
+                  f"njev: {res.njev}")
         return res
+
+    def fault_result(self, error, fallback_x=None):
+        """The result of a run stopped by ``error`` after the start: the best iterate so
+        far (the last one when no cost was finite, ``fallback_x`` when there was none), the
+        status of the fault and a message naming it and the iteration."""
+        status = getattr(error, "status", Status.INNER_FAILURE)
+        picked = self.best or self.last
+        nit = self.last[0] if self.last else 0
+        where = f"at iteration {nit + 1 if self.last else 0}"
+        cause = error.__cause__
+        if isinstance(error, NonFiniteOracle):
+            message = f"{error} {where}."
+        elif isinstance(error, OracleError):
+            message = f"{error} {where} ({type(cause).__name__}: {cause})."
+        else:
+            message = f"An inner solver failed {where}: {type(error).__name__}: {error}."
+        if picked is None:
+            x, fun, stat = fallback_x, np.nan, np.nan
+        else:
+            _, x, fun, stat = picked
+            x = np.array(x, copy=True)
+            message += f" x is the best iterate before it (iteration {picked[0]})."
+        return self.result(x, fun, stat, nit, status, message, fault=error)

@@ -289,7 +289,7 @@ class PolymatrixGame(_GameBase):
     def ring(cls, n, m=3, rng=None, zero_sum=False):
         """Players on a ring, each edge in both directions with payoffs U(-1, 1) (or
         ``A_ji = -A_ij^T`` when ``zero_sum``)."""
-        from .._core.validation import check_int, check_rng
+        from .._validation import check_int, check_rng
 
         n = check_int("n", n, 3)
         m = check_int("m", m, 1)

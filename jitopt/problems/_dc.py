@@ -6,7 +6,7 @@ import math
 import numpy as np
 from scipy.special import ndtr
 
-from .._core.validation import check_int, check_real
+from .._validation import check_int, check_real
 from ..sets import Box
 from ..solvers.dc import CappedL1, DCProblem, StreamProblem
 

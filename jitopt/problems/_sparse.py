@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit
 
 from .._core.problem import FiniteSumProblem
-from .._core.validation import check_int, check_real, check_rng
+from .._validation import check_int, check_real, check_rng
 
 __all__ = ["least_squares", "logistic", "sparse_regression_data", "LeastSquares", "Logistic"]
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from .._core.problem import OracleCounts
 from .._core.result import Monitor, Status
-from .._core.validation import check_array, check_choice, check_int, check_real, check_rng
+from .._validation import check_array, check_choice, check_int, check_real, check_rng
 from ..sets import Box, ConvexSet
 from . import _dc_kernels as _k
 
@@ -814,15 +814,3 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
     if hist is not None:
         res.history = hist
     return res
-
-
-def tour():
-    """Online DCA on the paper's drifting sparse robust regression (p = 20): distance to the
-    known limit optimum."""
-    from ..problems import online_sparse_robust_regression
-
-    prob = online_sparse_robust_regression(p=20)
-    res = online_dca(prob, rule="adaptive", max_samples=60000, max_iter=100000, rng=0)
-    err = float(np.linalg.norm(res.x - prob.xopt) / np.linalg.norm(prob.xopt))
-    return ("online_dca", "drifting robust regression (p = 20)",
-            f"{res.samples} samples, {res.nit} it.", err, "rel. error")

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._core.problem import OracleCounts
 from .._core.result import Monitor, OptimizeResult, Status
-from .._core.validation import check_choice, check_int, check_real, check_rng
+from .._validation import check_choice, check_int, check_real, check_rng
 from . import _evi_kernels as _k
 from ..sets import Polytope, ProductOfSimplices
 from ._evi_domains import make_domain
@@ -783,22 +783,3 @@ def _eah_weights(problem, dom, X, Fx, best):
         rep.update(points=Xa[keep], weights=lam[keep] / lam[keep].sum())
         return rep
     return best
-
-
-# ------------------------------------------------------------------------------------------
-# tour
-# ------------------------------------------------------------------------------------------
-
-def tour():
-    """EVI on rock-paper-scissors: the marginals of an ε-CE of a zero-sum game approach its
-    unique Nash equilibrium, uniform play."""
-    from ..games import NormalFormGame
-
-    A = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
-    game = NormalFormGame([A, -A])
-    res = game.correlated_equilibrium(tol=1e-4, deviations="ce", rng=0)
-    marginals = res.weights @ res.points
-    status = "converged" if res.success else "FAILED"
-    return ("evi", "rock-paper-scissors, CE (d = 6)",
-            f"{status}, CE gap {res.gap:.0e}", float(np.abs(marginals - 1 / 3).max()),
-            "|p - Nash|")

@@ -4,10 +4,10 @@ import numbers
 
 import numpy as np
 
-from .._core.problem import Problem
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
-from .._core.validation import check_choice, check_int, check_real, check_rng
+from .._validation import check_choice, check_int, check_real, check_rng
+from ._line_search import armijo, backtracking
 
 __all__ = ["rgd"]
 
@@ -15,7 +15,8 @@ _ROUNDING = 8 * np.finfo(float).eps
 
 
 @register_method("rgd", tol_option="gtol")
-def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=1e-12,
+def rgd(problem, x0=None, *, gtol=1e-6, f_target=None, maxiter=1000, max_time=np.inf,
+        min_step=1e-12,
         step="bb", initial_step=None, sufficient_decrease=1e-4, contraction=0.5,
         nonmonotone=0.85, callback=None, history=False, disp=False, rng=None):
     r"""Riemannian gradient descent with backtracking line search.
@@ -57,6 +58,8 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
     gtol : float
         Stop when the Riemannian gradient norm is at most ``gtol`` (``tol`` in
         :func:`jitopt.minimize`).
+    f_target : float, optional
+        Also stop (successfully, ``Status.TARGET``) when the cost is at most ``f_target``.
     maxiter : int
         Maximum number of iterations.
     max_time : float
@@ -78,7 +81,7 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
         0 gives the monotone test).
     callback : callable, optional
         ``callback(intermediate_result)`` (an :class:`~jitopt.OptimizeResult` with ``x, fun,
-        grad_norm, nit``) or ``callback(xk)``; raise :class:`StopIteration` to stop.
+        stationarity, nit``) or ``callback(xk)``; raise :class:`StopIteration` to stop.
     history : bool
         Record per-iteration arrays in ``result.history``.
     disp : bool
@@ -89,8 +92,9 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
     Returns
     -------
     OptimizeResult
-        ``x, fun, grad_norm, success, status, message, nit, nfev, njev, nifo, time`` and
-        ``history`` if asked for.
+        ``x, fun, success, status, message, nit, nfev, njev, nifo, time``,
+        ``stationarity`` (the Riemannian gradient norm at ``x``) and ``history`` if asked
+        for.
 
     References
     ----------
@@ -109,20 +113,25 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
     >>> bool(res.success), round(res.fun, 8)
     (True, -9.0)
     """
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem must be a jitopt.Problem, got {type(problem).__name__}")
     gtol = check_real("gtol", gtol, low=0.0)
+    if f_target is not None:
+        f_target = check_real("f_target", f_target)
     maxiter = check_int("maxiter", maxiter, low=0)
     max_time = check_real("max_time", max_time, low=0.0)
     min_step = check_real("min_step", min_step, low=0.0)
     fixed = isinstance(step, numbers.Real) and not isinstance(step, bool)
     if fixed:
         alpha = check_real("step", step, low=0.0, low_open=True, high=np.inf, high_open=True)
+        if initial_step is not None:
+            raise ValueError("initial_step has no effect with a fixed step: give one or the "
+                             "other")
     elif isinstance(step, str):
         check_choice("step", step, ("bb", "armijo"))
     else:
         raise TypeError(f"step must be 'bb', 'armijo' or a positive number, got "
                         f"{type(step).__name__}")
+    if not fixed and initial_step is not None:
+        initial_step = check_real("initial_step", initial_step, low=0.0, low_open=True)
     c = check_real("sufficient_decrease", sufficient_decrease, 0.0, 1.0, True, True)
     shrink = check_real("contraction", contraction, 0.0, 1.0, True, True)
     eta = check_real("nonmonotone", nonmonotone, 0.0, 1.0, high_open=True)
@@ -137,55 +146,51 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
     # one, trial points get the cost only and the accepted point its gradient.
     fused = problem.has_cost_and_egrad
 
-    monitor = Monitor(problem, callback, history, disp)
+    monitor = Monitor(problem, callback, history, disp, gtol=gtol, f_target=f_target,
+                      maxiter=maxiter, max_time=max_time, min_step=min_step)
     f, egrad = problem.cost_and_egrad(x)
     g = M.euclidean_to_riemannian_gradient(x, egrad)
     gnorm = M.norm(x, g)
     nit = 0
 
-    def stop(status, message=None):
-        return monitor.result(x, f, gnorm, nit, status, message)
+    def stop(status):
+        return monitor.result(x, f, gnorm, nit, status)
 
-    if not (np.isfinite(f) and np.isfinite(gnorm)):
-        return stop(Status.NONFINITE, "The oracles returned a non-finite value at x0.")
     if monitor.iteration(0, x, f, gnorm):
         return stop(Status.CALLBACK)
-    if fixed and initial_step is not None:
-        raise ValueError("initial_step has no effect with a fixed step: give one or the other")
     if not fixed:
-        alpha = (1.0 / gnorm if gnorm > 0 else 1.0) if initial_step is None else check_real(
-            "initial_step", initial_step, low=0.0, low_open=True)
+        alpha = (1.0 / gnorm if gnorm > 0 else 1.0) if initial_step is None else initial_step
     ref, q = f, 1.0  # nonmonotone reference value C_k and its weight Q_k
+
+    def trial(alpha):
+        x_new = M.retraction(x, -alpha * g)
+        if fused:
+            return problem.cost_and_egrad(x_new) + (x_new,)
+        return problem.cost(x_new), None, x_new
 
     while True:
         if gnorm <= gtol:
             return stop(Status.CONVERGED)
+        if f_target is not None and f <= f_target:
+            return stop(Status.TARGET)
         if nit >= maxiter:
             return stop(Status.MAXITER)
         if monitor.elapsed() >= max_time:
             return stop(Status.MAXTIME)
 
-        # the step alpha along d = -g: fixed, or backtracked until the Armijo test holds
-        sq = gnorm * gnorm
-        backtracks = 0
-        while True:
-            x_new = M.retraction(x, -alpha * g)
-            if fused:
-                f_new, egrad_new = problem.cost_and_egrad(x_new)
-            else:
-                f_new = problem.cost(x_new)
-            if not np.isfinite(f_new):
-                return stop(Status.NONFINITE,
-                            f"The cost returned {f_new} at a trial point of iteration "
-                            f"{nit + 1}; x is the last finite iterate.")
-            # the rounding allowance keeps the test from failing on cost differences at the
-            # level of floating-point noise once the gradient is tiny
-            if fixed or f_new <= ref - c * alpha * sq + _ROUNDING * abs(ref):
-                break
-            alpha *= shrink
-            backtracks += 1
-            if alpha * gnorm < min_step:
+        # the step alpha along d = -g: fixed, or backtracked until the Armijo test holds;
+        # the rounding allowance keeps the test from failing on cost differences at the
+        # level of floating-point noise once the gradient is tiny
+        if fixed:
+            f_new, egrad_new, x_new = trial(alpha)
+            backtracks = 0
+        else:
+            accept = armijo(ref, gnorm * gnorm, c, _ROUNDING * abs(ref))
+            alpha, out, backtracks = backtracking(trial, accept, alpha, shrink,
+                                                  min_step / gnorm)
+            if out is None:
                 return stop(Status.SMALL_STEP)
+            f_new, egrad_new, x_new = out
         if not fused:
             egrad_new = problem.egrad(x_new)
         g_new = M.euclidean_to_riemannian_gradient(x_new, egrad_new)
@@ -210,19 +215,5 @@ def rgd(problem, x0=None, *, gtol=1e-6, maxiter=1000, max_time=np.inf, min_step=
         q_new = eta * q + 1.0
         ref = (eta * q * ref + f) / q_new
         q = q_new
-        if not np.isfinite(gnorm):
-            return stop(Status.NONFINITE,
-                        f"The gradient is not finite at iteration {nit}.")
         if monitor.iteration(nit, x, f, gnorm):
             return stop(Status.CALLBACK)
-
-
-def tour():
-    """Entry of ``python -m jitopt``: the top-5 eigenspace of a 200 x 200 matrix."""
-    from ..problems import pca, spectrum_matrix
-
-    problem = pca(spectrum_matrix(200, rng=0), 5)
-    res = rgd(problem, rng=1, gtol=1e-8)
-    gap = abs(res.fun - problem.fopt) / abs(problem.fopt)
-    status = "converged" if res.success else "FAILED"
-    return ("rgd", "PCA on Stiefel(200, 5)", f"{status}, {res.nit} iterations", gap, "rel. gap")

@@ -4,13 +4,15 @@ import numbers
 
 import numpy as np
 
-from .._core.problem import FiniteSumProblem, Problem
+from .._core.problem import FiniteSumProblem
 from .._core.registry import register_method
-from .._core.result import Monitor, Status
-from .._core.validation import check_choice, check_int, check_real, check_rng
+from .._core.result import Monitor, OracleError, Status
+from .._validation import check_choice, check_int, check_real, check_rng
 from ..manifolds import Grassmann, Stiefel
 from ..manifolds import _kernels as MK
 from . import _rsdm_kernels as K
+from ._line_search import armijo as armijo_test
+from ._line_search import backtracking
 
 __all__ = ["rsdm"]
 
@@ -34,33 +36,9 @@ def _step_rule(step):
                     f"k -> step, got {type(step).__name__}")
 
 
-def _backtrack(trial, change, w2, eta, c, shrink, min_step, rounding):
-    """Armijo backtracking on one block from the trial step ``eta``.
-
-    ``trial(eta) -> (d, candidate)`` and ``change(d, candidate) -> f(candidate) - f(x)``.
-    Returns ``(candidate, change, next trial step)``: the first candidate with
-    ``change <= -c eta w2 + rounding`` and the step to try on the next block (``eta /
-    shrink`` after a decrease at the first trial that rounding cannot explain, else the
-    accepted ``eta``); ``(None, change, eta)`` at a non-finite change; and ``(None, None,
-    eta)`` when ``eta sqrt(w2)`` falls below ``min_step`` first (the block is skipped).
-    """
-    step = eta
-    while True:
-        d, cand = trial(step)
-        df = change(d, cand)
-        if not np.isfinite(df):
-            return None, df, eta
-        if df <= -c * step * w2 + rounding:
-            grow = step == eta and df <= -c * step * w2
-            return cand, df, step / shrink if grow else step
-        step *= shrink
-        if step * np.sqrt(w2) < min_step:
-            return None, None, eta  # no decrease above rounding on this block
-
-
 @register_method("rsdm", tol_option="gtol")
 def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
-         batch_size=None, gtol=1e-6, target_cost=None, maxiter=100_000, max_time=np.inf,
+         batch_size=None, gtol=1e-6, f_target=None, maxiter=100_000, max_time=np.inf,
          check_every=100, initial_step=None, sufficient_decrease=1e-4, contraction=0.5,
          min_step=1e-12, callback=None, history=False, disp=False, rng=None):
     r"""Randomized Riemannian submanifold descent (RSDM) on O(n), Stiefel and Grassmann.
@@ -136,8 +114,8 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     gtol : float
         Stop when the full Riemannian gradient norm, evaluated every ``check_every`` steps,
         is at most ``gtol`` (0 disables these evaluations).
-    target_cost : float, optional
-        Stop (successfully) when the cost is at most this value (checked every step when the
+    f_target : float, optional
+        Stop (successfully, ``Status.TARGET``) when the cost is at most this value (checked every step when the
         cost is known there; in the stochastic variant, at the checks).
     maxiter : int
         Maximum number of block steps.
@@ -186,8 +164,6 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     >>> bool(res.success), bool(abs(res.fun - problem.fopt) < 1e-9 * abs(problem.fopt))
     (True, True)
     """
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem must be a jitopt.Problem, got {type(problem).__name__}")
     M = problem.manifold
     if not isinstance(M, (Stiefel, Grassmann)):
         raise TypeError(f"rsdm needs a problem on Stiefel, Orthogonal or Grassmann, got {M!r}")
@@ -215,8 +191,8 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
             raise ValueError("step='armijo' needs exact costs: with batch_size give a fixed "
                              "step or a schedule step(k)")
     gtol = check_real("gtol", gtol, low=0.0)
-    if target_cost is not None:
-        target_cost = check_real("target_cost", target_cost)
+    if f_target is not None:
+        f_target = check_real("f_target", f_target)
     maxiter = check_int("maxiter", maxiter, low=0)
     max_time = check_real("max_time", max_time, low=0.0)
     check_every = check_int("check_every", check_every, low=1)
@@ -231,38 +207,37 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     rows_mode = sampling == "permutation"
     use_rows = rows_mode and problem.has_egrad_rows and not stochastic
     track = use_rows and problem.has_cost_change  # cost followed by incremental updates
-    want_f = target_cost is not None or history or callback is not None or disp
+    want_f = f_target is not None or history or callback is not None or disp
     need_f = not stochastic and (armijo or want_f)  # the cost is needed at every step
     special = p == n  # rotations of SO(r) keep det X on O(n)
     full_checks = gtol > 0 or (stochastic and want_f)
 
-    monitor = Monitor(problem, callback, history, disp, disp_every=check_every)
+    monitor = Monitor(problem, callback, history, disp, disp_every=check_every, gtol=gtol,
+                      f_target=f_target, maxiter=maxiter, max_time=max_time,
+                      min_step=min_step)
     nit = n_reorth = 0
 
     def full_state():
         fx, eg = problem.cost_and_egrad(x)
         return fx, M.norm(x, M.euclidean_to_riemannian_gradient(x, eg))
 
-    def stop(status, message=None):
+    def stop(status):
         nonlocal f, gnorm
-        if status != Status.NONFINITE and np.isnan(f + gnorm):
+        if np.isnan(f + gnorm):
             f, gnorm = full_state()
         ortho = float(np.linalg.norm(x.T @ x - np.eye(p)))
-        return monitor.result(x, f, gnorm, nit, status, message, n_reorth=n_reorth,
+        return monitor.result(x, f, gnorm, nit, status, n_reorth=n_reorth,
                               orthogonality=ortho)
 
     f, gnorm = full_state()
-    if not (np.isfinite(f) and np.isfinite(gnorm)):
-        return stop(Status.NONFINITE, "The oracles returned a non-finite value at x0.")
     if monitor.iteration(0, x, f, gnorm):
         return stop(Status.CALLBACK)
 
     while True:
         if gnorm <= gtol:
             return stop(Status.CONVERGED)
-        if target_cost is not None and f <= target_cost:
-            return stop(Status.CONVERGED, f"Optimization terminated successfully: cost "
-                                          f"{f:.10g} <= target_cost {target_cost:.10g}.")
+        if f_target is not None and f <= f_target:
+            return stop(Status.TARGET)
         if nit >= maxiter:
             return stop(Status.MAXITER)
         if monitor.elapsed() >= max_time:
@@ -279,10 +254,6 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
             if need_f and np.isnan(f):
                 f = problem.cost(x)
             lb = np.ascontiguousarray(problem.block_affine(x, rows), dtype=np.float64)
-            if not np.all(np.isfinite(lb)) or (need_f and not np.isfinite(f)):
-                return stop(Status.NONFINITE, f"The oracles returned a non-finite value at "
-                                              f"iteration {nit}; x is the last finite "
-                                              f"iterate.")
             u, df = K.exact_block(lb, special)
             new = u @ xb if df < 0.0 else None  # df >= 0: the block is already optimal
         else:
@@ -301,9 +272,6 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
                 gb = eg[rows] if rows_mode else frame @ eg
             omega = K.block_gradient(np.ascontiguousarray(gb, dtype=np.float64), xb)
             w2 = float(np.sum(omega * omega))
-            if not (np.isfinite(w2) and (np.isfinite(f) or not need_f)):
-                return stop(Status.NONFINITE, f"The oracles returned a non-finite value at "
-                                              f"iteration {nit}; x is the last finite iterate.")
 
             def trial(eta):  # the new rows (permutation) or the new point (orthogonal)
                 d = K.block_delta(omega, eta, xb)
@@ -318,6 +286,10 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
                     return problem.cost(xt) - f
                 return problem.cost(new) - f
 
+            def armijo_trial(eta):
+                d, new = trial(eta)
+                return change(d, new), new
+
             # -- the gradient step -------------------------------------------------------
             new = df = None
             if armijo:
@@ -326,16 +298,20 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
                         alpha = 1.0 / np.sqrt(w2)
                     # an incremental change is exact; a difference of two costs is not
                     rounding = 0.0 if track else _ROUNDING * abs(f)
-                    new, df, alpha = _backtrack(trial, change, w2, alpha, c, shrink, min_step,
-                                                rounding)
-                    if df is not None and not np.isfinite(df):
-                        return stop(Status.NONFINITE, f"The cost is not finite at a trial "
-                                                      f"point of iteration {nit + 1}.")
+                    eta, out, backtracks = backtracking(
+                        armijo_trial, armijo_test(0.0, w2, c, rounding), alpha, shrink,
+                        min_step / np.sqrt(w2))
+                    if out is not None:  # else no decrease above rounding: skip the block
+                        df, new = out
+                        # after a decrease at the first trial that rounding cannot explain,
+                        # the next block tries a longer step
+                        grow = backtracks == 0 and df <= -c * eta * w2
+                        alpha = eta / shrink if grow else eta
             else:
                 eta = step if not callable(step) else float(step(nit))
                 if not (np.isfinite(eta) and eta > 0):
-                    raise ValueError(f"step({nit}) must return a positive finite number, "
-                                     f"got {eta}")
+                    raise OracleError(f"The step schedule step({nit}) must return a positive "
+                                      f"finite number, got {eta}")
                 d, new = trial(eta)
                 if track and need_f:
                     df = change(d, new)
@@ -355,31 +331,8 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
                 n_reorth += 1
                 f = np.nan
         ending = (nit >= maxiter or monitor.elapsed() >= max_time
-                  or (target_cost is not None and f <= target_cost))
+                  or (f_target is not None and f <= f_target))
         if ending or (full_checks and nit % check_every == 0):  # exact values to report
             f, gnorm = full_state()
-            if not (np.isfinite(f) and np.isfinite(gnorm)):
-                return stop(Status.NONFINITE, f"The oracles returned a non-finite value at "
-                                              f"iteration {nit}.")
         if monitor.iteration(nit, x, f, gnorm):
             return stop(Status.CALLBACK)
-
-
-def tour():
-    """Entry of ``python -m jitopt``: a linear cost on SO(60) whose O(60) minimizer has
-    det -1, so the answer is the SO-restricted optimum."""
-    from ..problems import linear_cost
-
-    n = 60
-    rng = np.random.default_rng(0)
-    u, _ = np.linalg.qr(rng.standard_normal((n, n)))
-    v, _ = np.linalg.qr(rng.standard_normal((n, n)))
-    C = (u * np.r_[np.linspace(3.0, 2.0, n - 1), 1.0]) @ v.T
-    if np.linalg.det(C) > 0:
-        C[:, 0] = -C[:, 0]
-    problem = linear_cost(C, special=True)
-    res = rsdm(problem, r=15, gtol=1e-9, rng=1)
-    gap = abs(res.fun - problem.fopt) / abs(problem.fopt)
-    status = "converged" if res.success else "FAILED"
-    return ("rsdm", f"linear cost on SO({n}), r = 15", f"{status}, {res.nit} iterations", gap,
-            "rel. gap")

@@ -12,9 +12,9 @@ import numpy as np
 
 from .._core.problem import FiniteSumProblem
 from .._core.registry import register_method
-from .._core.result import Monitor, Status
-from .._core.validation import as_c_float as _c
-from .._core.validation import check_choice, check_int, check_real, check_rng
+from .._core.result import Monitor, NonFiniteOracle, Status
+from .._validation import as_c_float as _c
+from .._validation import check_choice, check_int, check_real, check_rng
 from . import _serena_kernels as K
 
 __all__ = ["srge", "r_sgd", "r_svrg", "r_srg", "r_srm", "r_srvrg", "r_svrrm", "r_hybrid_sgd"]
@@ -103,7 +103,7 @@ def _default_step(problem, x, g, gnorm):
     return 0.5 / curvature if curvature > 0 else 1.0 / gnorm
 
 
-@register_method("srge", tol_option="gtol", finite_sum=True)
+@register_method("srge", FiniteSumProblem, tol_option="gtol")
 def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="auto",
          big_batch=None, beta=0.0, control_variate=False, independent=False,
          batch_size2=None, step_schedule="constant", step_decay=0.01,
@@ -176,9 +176,11 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
         Stop when the full Riemannian gradient norm at a checkpoint is at most ``gtol``
         (``tol`` of :func:`jitopt.minimize`).
     f_target : float, optional
-        Also stop (successfully) when the cost at a checkpoint is at most ``f_target``.
+        Also stop (successfully, ``Status.TARGET``) when the cost at a checkpoint is at
+        most ``f_target``.
     max_passes : float
-        Stop after this many passes over the data (``nifo / n``), checked at checkpoints.
+        Stop (``Status.MAX_PASSES``) after this many passes over the data (``nifo / n``),
+        checked at checkpoints.
     maxiter : int, optional
         Maximum number of steps, checked at checkpoints.
     max_time : float
@@ -196,7 +198,8 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
     Returns
     -------
     OptimizeResult
-        With ``passes`` and ``loop`` (``"numba"`` or ``"python"``). Checkpoints come after
+        ``stationarity`` is the full Riemannian gradient norm at the last checkpoint; with
+        ``passes`` and ``loop`` (``"numba"`` or ``"python"``). Checkpoints come after
         each epoch (every :math:`\lceil n/b\rceil` steps of a single loop); each evaluates
         the full cost and gradient for the stopping tests, ``callback`` and ``history``.
         ``nfev``, ``njev`` and ``nifo`` count every oracle call, checkpoints included;
@@ -214,9 +217,6 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
     non-convex optimization", IJCAI 2021. Q. Tran-Dinh et al., "Hybrid stochastic gradient
     descent algorithms for stochastic nonconvex optimization", arXiv:1905.05920.
     """
-    if not isinstance(problem, FiniteSumProblem):
-        raise TypeError(f"problem must be a jitopt.FiniteSumProblem, got "
-                        f"{type(problem).__name__}")
     n = problem.n_samples
     if step_size is not None:
         step_size = check_real("step_size", step_size, low=0.0, low_open=True)
@@ -268,7 +268,9 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
             return np.tile(all_samples, (rows, 1))
         return rng.integers(0, n, size=(rows, size), dtype=np.int64)
 
-    monitor = Monitor(problem, callback, history, disp)
+    monitor = Monitor(problem, callback, history, disp, extra=("passes",), gtol=gtol,
+                      f_target=f_target, max_passes=max_passes, maxiter=maxiter,
+                      max_time=max_time)
     nit = 0
     # IFO spent on checkpoint gradients that the method itself does not use
     monitor_ifo = 0
@@ -282,40 +284,34 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
             f, g = kernel.cost_and_rgrad(problem, x)
         return f, g, M.norm(x, g)
 
-    def stop(status, message=None):
-        nifo = monitor.counts()[2]
-        res = monitor.result(x, f, gnorm, nit, status, message,
-                             passes=(nifo - monitor_ifo) / n,
-                             loop="python" if kernel is None else "numba")
-        if history:
-            res.history["passes"] = np.asarray(passes_log, dtype=float)
-        return res
+    def passes():
+        return (monitor.counts()[2] - monitor_ifo) / n
 
-    passes_log = []
+    def stop(status):
+        return monitor.result(x, f, gnorm, nit, status, passes=passes(),
+                              loop="python" if kernel is None else "numba")
+
     f, g, gnorm = checkpoint(x)
-    if not (np.isfinite(f) and np.isfinite(gnorm)):
-        return stop(Status.NONFINITE, "The oracles returned a non-finite value at x0.")
+    if not np.isfinite(gnorm):
+        raise NonFiniteOracle("The Riemannian gradient at x0 is not finite")
     if step_size is None:
         eta0 = _default_step(problem, x, g, gnorm)
         if not np.isfinite(eta0):
-            return stop(Status.NONFINITE, "The default step size is not finite: the "
-                                          "gradient near x0 is not finite.")
+            raise NonFiniteOracle("The default step size is not finite: the gradient near "
+                                  "x0 is not finite")
     else:
         eta0 = step_size
     v = xa = ga = g
 
     while True:
-        passes_log.append((monitor.counts()[2] - monitor_ifo) / n)
-        if monitor.iteration(nit, x, f, gnorm):
+        if monitor.iteration(nit, x, f, gnorm, passes=passes()):
             return stop(Status.CALLBACK)
         if gnorm <= gtol:
             return stop(Status.CONVERGED)
         if f_target is not None and f <= f_target:
-            return stop(Status.CONVERGED, f"Optimization terminated successfully: cost "
-                                          f"{f:.10g} at or below f_target.")
-        if monitor.counts()[2] - monitor_ifo >= max_passes * n:
-            return stop(Status.MAXITER, f"Maximum number of passes ({max_passes:g}) over "
-                                        f"the data has been reached.")
+            return stop(Status.TARGET)
+        if passes() >= max_passes:
+            return stop(Status.MAX_PASSES)
         if maxiter is not None and nit >= maxiter:
             return stop(Status.MAXITER)
         if monitor.elapsed() >= max_time:
@@ -343,18 +339,16 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
             status, steps, x, v = chunk(problem, x, v, xa, ga, idx, idx2, etas, betas,
                                         control, independent)
         except np.linalg.LinAlgError as err:  # a factorisation met NaN or inf
-            f, gnorm = np.nan, np.nan
-            return stop(Status.NONFINITE, f"A matrix factorisation failed ({err}) within "
-                                          f"steps {nit + 1}-{nit + steps_per_chunk}; x is "
-                                          f"the last checkpoint. Try a smaller step_size.")
-        nit += steps
+            raise NonFiniteOracle(f"A matrix factorisation failed ({err}) within steps "
+                                  f"{nit + 1}-{nit + steps_per_chunk} (try a smaller "
+                                  f"step_size)") from err
         if status:
-            f, gnorm = np.nan, np.nan
-            return stop(Status.NONFINITE, f"A gradient estimate or the iterate became "
-                                          f"non-finite at step {nit}.")
+            raise NonFiniteOracle(f"A gradient estimate or the iterate became non-finite "
+                                  f"at step {nit + steps}")
+        nit += steps
         f, g, gnorm = checkpoint(x)
-        if not (np.isfinite(f) and np.isfinite(gnorm)):
-            return stop(Status.NONFINITE, f"The cost or gradient is not finite at step {nit}.")
+        if not np.isfinite(gnorm):
+            raise NonFiniteOracle(f"The Riemannian gradient is not finite at step {nit}")
 
 
 # -- presets ---------------------------------------------------------------------------------
@@ -384,8 +378,7 @@ def _preset(name, title, setting, ref, extra="", **preset):
     solver.__signature__ = sig.replace(parameters=[
         p.replace(default=preset[p.name]) if p.name in preset else p
         for p in sig.parameters.values()])
-    register_method(name, tol_option="gtol", finite_sum=True)(solver)
-    return solver
+    return register_method(name, FiniteSumProblem, tol_option="gtol")(solver)
 
 
 r_sgd = _preset(
@@ -469,16 +462,3 @@ r_hybrid_sgd = _preset(
           r":math:`\beta^2\sigma^2/b`, and without restarts (``epoch_length=None``) the "
           "carried error of the recursion does not vanish",
     beta=0.1, independent=True, beta_schedule="decay", step_decay=0.05)
-
-
-def tour():
-    """Entry of ``python -m jitopt``: R-SRVRG on PCA over Grassmann(20, 3), n = 2000."""
-    from ..problems import finite_sum_pca, spiked_samples
-
-    problem = finite_sum_pca(spiked_samples(2000, 20, (4.0, 3.0, 2.0), rng=0), 3)
-    res = r_srvrg(problem, step_size=0.02, rng=1, gtol=0.0,
-                  f_target=problem.fopt * (1 - 1e-8), max_passes=60)
-    gap = abs(res.fun - problem.fopt) / abs(problem.fopt)
-    status = "converged" if res.success else "FAILED"
-    return ("r-srvrg", "PCA sum, Grassmann(20, 3), n=2000",
-            f"{status}, {res.passes:.1f} passes", gap, "rel. gap")

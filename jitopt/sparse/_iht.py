@@ -6,7 +6,7 @@ import numpy as np
 
 from .._core.problem import FiniteSumProblem, Problem
 from .._core.result import Monitor, Status
-from .._core.validation import check_array, check_choice, check_int, check_real, check_rng
+from .._validation import check_array, check_choice, check_int, check_real, check_rng
 from ..sets import Box, ConvexSet, NonNegative, project_kernel
 from ._kernels import SELECTIONS, box_qp, iht_step, splice_round, two_step
 
@@ -738,23 +738,3 @@ def iht_path(problem, ks, x0=None, **options):
         results.append(res)
         x0 = res.x
     return results
-
-
-
-def tour():
-    """Entry of ``python -m jitopt``: 3-sparse nonnegative least squares, p = 12, against the
-    best of all 220 supports (each solved by NNLS)."""
-    import itertools
-
-    from scipy.optimize import nnls
-
-    from ..problems._sparse import least_squares, sparse_regression_data
-    from ..sets import NonNegative
-
-    X, y, _ = sparse_regression_data(100, 12, 3, rho=0.7, snr=2.0, rng=0)
-    best = min(nnls(X[:, list(S)], y)[1] for S in itertools.combinations(range(12), 3))
-    fstar = 0.5 * best ** 2 / 100
-    res = iht(least_squares(X, y), 3, constraint=NonNegative(), selection="signed", relax=2.0)
-    status = "converged" if res.success else "FAILED"
-    return ("iht", "3-sparse NNLS 100x12 vs best subset", f"{status}, {res.nit} iterations",
-            abs(res.fun - fstar) / fstar, "rel. gap")

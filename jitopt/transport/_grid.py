@@ -14,7 +14,7 @@ import functools
 import numpy as np
 import scipy.fft
 
-from .._core.validation import check_int, check_real
+from .._validation import check_int, check_real
 from . import _kernels
 
 __all__ = [

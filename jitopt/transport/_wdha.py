@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._core.validation import check_choice, check_int, check_real
+from .._validation import check_choice, check_int, check_real
 from . import _kernels
 from ._grid import _as_density, _half_sq_norm, _invlap
 
@@ -242,20 +242,3 @@ def wdha_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=Fals
         "message": message,
         "time": time.perf_counter() - start,
     }
-
-
-def tour():
-    """Entry of ``python -m jitopt``: the barycenter of four translated disks on a 64 x 64
-    grid; the exact answer is the disk at the mean centre."""
-    from ._grid import grid_coordinates, wasserstein2_grid
-
-    n = 64
-    y, x = grid_coordinates((n, n))
-    centres = [(0.3, 0.3), (0.7, 0.35), (0.35, 0.7), (0.7, 0.7)]
-    A = np.array([((y - a) ** 2 + (x - b) ** 2 <= 0.1 ** 2) * 1.0 for a, b in centres])
-    a, b = np.mean(centres, axis=0)
-    truth = ((y - a) ** 2 + (x - b) ** 2 <= 0.1 ** 2) * 1.0
-    bary, log = wdha_barycenter(A, numItermax=200, log=True)
-    err = np.sqrt(max(wasserstein2_grid(bary, truth), 0.0)) * n
-    return ("wdha", "barycenter of 4 disks, 64x64 grid", f"{log['niter']} iterations",
-            err, "W2 (px)")

@@ -1,0 +1,112 @@
+"""The tour of ``python -m jitopt``: every method on a small built-in problem with a known
+answer.
+
+Each entry takes no argument and returns ``(method, problem description, result summary,
+error to the known answer, error name)``. The tour sits above every other module: it imports
+solvers and problems, and nothing imports it but ``jitopt.__main__``.
+"""
+
+import itertools
+
+import numpy as np
+
+from . import problems, solvers
+from .games import NormalFormGame
+from .sets import NonNegative
+from .sparse import iht
+from .transport import grid_coordinates, wasserstein2_grid, wdha_barycenter
+
+
+def _status(res):
+    return "converged" if res.success else "FAILED"
+
+
+def rgd():
+    """The top-5 eigenspace of a 200 x 200 matrix."""
+    problem = problems.pca(problems.spectrum_matrix(200, rng=0), 5)
+    res = solvers.rgd(problem, rng=1, gtol=1e-8)
+    gap = abs(res.fun - problem.fopt) / abs(problem.fopt)
+    return ("rgd", "PCA on Stiefel(200, 5)", f"{_status(res)}, {res.nit} iterations", gap,
+            "rel. gap")
+
+
+def rsdm():
+    """A linear cost on SO(60) whose O(60) minimizer has det -1, so the answer is the
+    SO-restricted optimum."""
+    n = 60
+    rng = np.random.default_rng(0)
+    u, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    v, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    C = (u * np.r_[np.linspace(3.0, 2.0, n - 1), 1.0]) @ v.T
+    if np.linalg.det(C) > 0:
+        C[:, 0] = -C[:, 0]
+    problem = problems.linear_cost(C, special=True)
+    res = solvers.rsdm(problem, r=15, gtol=1e-9, rng=1)
+    gap = abs(res.fun - problem.fopt) / abs(problem.fopt)
+    return ("rsdm", f"linear cost on SO({n}), r = 15", f"{_status(res)}, {res.nit} iterations",
+            gap, "rel. gap")
+
+
+def serena():
+    """R-SRVRG on PCA over Grassmann(20, 3), n = 2000, to the known optimum."""
+    problem = problems.finite_sum_pca(problems.spiked_samples(2000, 20, (4.0, 3.0, 2.0), rng=0),
+                                      3)
+    res = solvers.r_srvrg(problem, step_size=0.02, rng=1, gtol=0.0,
+                          f_target=problem.fopt * (1 - 1e-8), max_passes=60)
+    gap = abs(res.fun - problem.fopt) / abs(problem.fopt)
+    return ("r-srvrg", "PCA sum, Grassmann(20, 3), n=2000",
+            f"{_status(res)}, {res.passes:.1f} passes", gap, "rel. gap")
+
+
+def wdha():
+    """The barycenter of four translated disks on a 64 x 64 grid; the exact answer is the
+    disk at the mean centre."""
+    n = 64
+    y, x = grid_coordinates((n, n))
+    centres = [(0.3, 0.3), (0.7, 0.35), (0.35, 0.7), (0.7, 0.7)]
+    A = np.array([((y - a) ** 2 + (x - b) ** 2 <= 0.1 ** 2) * 1.0 for a, b in centres])
+    a, b = np.mean(centres, axis=0)
+    truth = ((y - a) ** 2 + (x - b) ** 2 <= 0.1 ** 2) * 1.0
+    bary, log = wdha_barycenter(A, numItermax=200, log=True)
+    err = np.sqrt(max(wasserstein2_grid(bary, truth), 0.0)) * n
+    return ("wdha", "barycenter of 4 disks, 64x64 grid", f"{log['niter']} iterations",
+            err, "W2 (px)")
+
+
+def sparse():
+    """3-sparse nonnegative least squares, p = 12, against the best of all 220 supports
+    (each solved by NNLS)."""
+    from scipy.optimize import nnls
+
+    X, y, _ = problems.sparse_regression_data(100, 12, 3, rho=0.7, snr=2.0, rng=0)
+    best = min(nnls(X[:, list(S)], y)[1] for S in itertools.combinations(range(12), 3))
+    fstar = 0.5 * best ** 2 / 100
+    res = iht(problems.least_squares(X, y), 3, constraint=NonNegative(), selection="signed",
+              relax=2.0)
+    return ("iht", "3-sparse NNLS 100x12 vs best subset", f"{_status(res)}, {res.nit} iterations",
+            abs(res.fun - fstar) / fstar, "rel. gap")
+
+
+def evi():
+    """EVI on rock-paper-scissors: the marginals of an ε-CE of a zero-sum game approach its
+    unique Nash equilibrium, uniform play."""
+    A = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
+    game = NormalFormGame([A, -A])
+    res = game.correlated_equilibrium(tol=1e-4, deviations="ce", rng=0)
+    marginals = res.weights @ res.points
+    return ("evi", "rock-paper-scissors, CE (d = 6)", f"{_status(res)}, CE gap {res.gap:.0e}",
+            float(np.abs(marginals - 1 / 3).max()), "|p - Nash|")
+
+
+def dc():
+    """Online DCA on the paper's drifting sparse robust regression (p = 20): distance to the
+    known limit optimum."""
+    prob = problems.online_sparse_robust_regression(p=20)
+    res = solvers.online_dca(prob, rule="adaptive", max_samples=60000, max_iter=100000, rng=0)
+    err = float(np.linalg.norm(res.x - prob.xopt) / np.linalg.norm(prob.xopt))
+    return ("online_dca", "drifting robust regression (p = 20)",
+            f"{res.samples} samples, {res.nit} it.", err, "rel. error")
+
+
+#: the entries of ``python -m jitopt``, in order
+TOUR = (rgd, rsdm, serena, wdha, sparse, evi, dc)
