@@ -12,10 +12,9 @@ import warnings
 
 import numpy as np
 
-from jitopt.problems import online_sparse_robust_regression
+from jitopt.problems import DCProblem, StreamProblem, online_sparse_robust_regression
 from jitopt.solvers import online_dca
-from jitopt.solvers import _dc_kernels as _k
-from jitopt.solvers.dc import DCProblem, StreamProblem
+from jitopt.solvers.dc import ProxSubproblem
 
 from ._common import print_table, warm_up
 
@@ -37,28 +36,26 @@ def run_online(prob, seed, budget, stop=None, **kw):
         if stop is not None and dists[-1] <= stop:
             raise StopIteration
 
-    res = online_dca(prob, rng=seed, max_time=budget, max_iter=10**7, history=True,
+    res = online_dca(prob, rng=seed, max_time=budget, maxiter=10**7, history=True,
                      callback=record, **kw)
-    h = res.history
-    return res.x, np.array(dists), h["samples"], h["time"], res.nit
+    h = res.history  # row 0 is the start; the callback sees iterations 1, 2, ...
+    return res.x, np.array(dists), h["samples"][1:], h["time"][1:], res.nit
 
 
 def run_subgradient(prob, seed, budget, eta0=0.3, batch=100, stop=None):
     """Projected minibatch stochastic subgradient, step eta0 / sqrt(k), same sampler
     (distance recorded every 20 iterations)."""
     rng = np.random.default_rng(seed)
-    lo, hi = prob._set_args[0], prob._set_args[1]
+    lo, hi = prob.constraint.kernel_args(prob.dim)[:2]
     pen = prob.penalty
     x = np.zeros(prob.dim)
-    g = np.empty(prob.dim)
     dists, samples, times = [], [], []
     t0 = time.perf_counter()
     k = 0
     while True:
         k += 1
         A, b = prob.stream.draw(k, batch, rng)
-        _k.mean_loss_subgradient(A, b, _k.LAD, 1.0, x, g)
-        g += pen.g_weight * np.sign(x) - pen.h_subgradient(x)
+        g = prob.loss_subgradient((A, b), x) + pen.g_weight * np.sign(x) - pen.h_subgradient(x)
         x = np.clip(x - eta0 / math.sqrt(k) * g, lo, hi)
         if k % 20 == 0:
             dists.append(np.linalg.norm(x - prob.xopt))
@@ -92,22 +89,23 @@ def subproblem_speed(prob, n, repeats):
     batch = prob.stream.sample(50, n, rng)
     xt = prob.xopt + 0.05 * rng.standard_normal(prob.dim)
     y = prob.penalty.h_subgradient(xt)
-    prob.prox_step(batch, xt, y, 1.0, solver="numba")  # JIT warm-up
+    numba, cvx = ProxSubproblem(prob, "numba"), ProxSubproblem(prob, "cvxpy")
+    numba.solve(batch, xt, y, 1.0)  # JIT warm-up
     t_nb = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        x_nb, gap, val_nb = prob.prox_step(batch, xt, y, 1.0, solver="numba")
+        x_nb, gap, val_nb = numba.solve(batch, xt, y, 1.0)
         t_nb.append(time.perf_counter() - t0)
     t0 = time.perf_counter()
-    x_cv, _, _ = prob.prox_step(batch, xt, y, 1.0, solver="cvxpy")  # builds the model
+    x_cv, _, _ = cvx.solve(batch, xt, y, 1.0)  # builds the model
     first_cv = time.perf_counter() - t0
     t_cv = []
     for _ in range(max(repeats // 5, 2)):
         t0 = time.perf_counter()
-        x_cv, _, _ = prob.prox_step(batch, xt, y, 1.0, solver="cvxpy")
+        x_cv, _, _ = cvx.solve(batch, xt, y, 1.0)
         t_cv.append(time.perf_counter() - t0)
-    val_cv = prob.subproblem_value(batch, x_cv, xt, y, 1.0)
-    val_nb = prob.subproblem_value(batch, x_nb, xt, y, 1.0)
+    val_cv = numba.value(batch, x_cv, xt, y, 1.0)
+    val_nb = numba.value(batch, x_nb, xt, y, 1.0)
     return (statistics.median(t_nb), first_cv, statistics.median(t_cv), gap,
             val_cv - val_nb, float(np.linalg.norm(x_nb - x_cv)))
 
@@ -138,8 +136,8 @@ def main(argv=None):
     print(f"problem: {prob.name}, beta* = (10, -15, 0, ...), lam = 0.01, alpha = 1, drift "
           f"(-1)^t 100 t^-2, F* = {prob.fopt:.6f}; {len(seeds)} seeds, {budget:g} s per run")
 
-    warm_up(lambda: online_dca(prob, max_iter=30, rng=0), "online_dca (30 iterations)")
-    warm_up(lambda: online_dca(prob, rule="norm_test", max_iter=30, rng=0),
+    warm_up(lambda: online_dca(prob, maxiter=30, rng=0), "online_dca (30 iterations)")
+    warm_up(lambda: online_dca(prob, rule="norm_test", maxiter=30, rng=0),
             "online_dca norm test (30 iterations)")
     warm_up(lambda: run_subgradient(prob, 0, 0.05), "stochastic subgradient kernel")
 
@@ -215,10 +213,10 @@ def main(argv=None):
                                ("cvxpy (Clarabel) subproblems", True, cvx_budget)):
         sp, n = saa_problem(prob, n_saa, 123, convex=convex)
         t0 = time.perf_counter()
-        # tol_step 1e-5: the subproblems are certified to a relative duality gap of 1e-10,
+        # tol 1e-5: the subproblems are certified to a relative duality gap of 1e-10,
         # i.e. to ||x - x_sub*|| <= sqrt(2e-10) ~ 1.4e-5, so smaller steps are noise
-        res = online_dca(sp, rule="fixed", n0=n, max_iter=500, tol_step=1e-5,
-                         max_time=cap, rng=0)
+        res = online_dca(sp, rule="fixed", n0=n, maxiter=500, tol=1e-5,
+                         max_time=np.inf if cap is None else cap, rng=0)
         el = time.perf_counter() - t0
         saa_rows.append([label, res.nit, el, el / res.nit,
                          float(np.linalg.norm(res.x - prob.xopt)),

@@ -13,8 +13,9 @@ import time
 import numpy as np
 
 from jitopt.games import NormalFormGame, PolymatrixGame
+from jitopt.problems import AffineOperator, VIProblem
 from jitopt.sets import Box, Simplex
-from jitopt.solvers.evi import AffineOperator, VIProblem, evi
+from jitopt.solvers import evi
 
 from ._common import print_table, warm_up
 
@@ -45,7 +46,7 @@ def bench_normal_form(sizes, seeds):
             rng = np.random.default_rng(seed)
             game = NormalFormGame([rng.random((m,) * n) for _ in range(n)])
             for label, opts in (("EVI-CE", {}), ("EVI-CE+rw", {"reweight": True}),
-                                ("EVI-ALCE+rw", {"reweight": True, "deviations": "alce"})):
+                                ("EVI-ALCE+rw", {"reweight": True, "deviations": "linear"})):
                 t, r = _timed(lambda: game.correlated_equilibrium(
                     tol=TOL, rng=seed, maxiter=20000, **{"deviations": "ce", **opts}))
                 rows.append((f"{n}x{m}", seed, label, t, r.nit, r.nfev, r.gap_ce.sum(),
@@ -124,20 +125,26 @@ def bench_polymatrix(ns, lp_max_n, seeds):
     return rows
 
 
+def _linear_min(domain, f):
+    r""":math:`\min_{x \in X} \langle f, x\rangle` on the probability simplex or the unit box."""
+    return float(f.min()) if isinstance(domain, Simplex) else float(np.minimum(f, 0.0).sum())
+
+
 def extragradient(problem, x0, nsteps, step):
-    """Projected extragradient; returns (final VI gap, best VI gap)."""
-    dom = problem._dom
+    """Projected extragradient (the projections of jitopt.sets) on the simplex or the unit
+    box; returns (final VI gap, best VI gap)."""
+    domain = problem.domain
 
     def vigap(x, f):
-        return float(f @ x - dom.linear_min(f)[0])
+        return float(f @ x - _linear_min(domain, f))
 
     x = x0.copy()
     best = np.inf
     for _ in range(nsteps):
         f = problem.F(x)
         best = min(best, vigap(x, f))
-        xh = dom.project(x - step * f)
-        x = dom.project(x - step * problem.F(xh))
+        xh = domain.project(x - step * f)
+        x = domain.project(x - step * problem.F(xh))
     f = problem.F(x)
     return vigap(x, f), min(best, vigap(x, f))
 
@@ -156,14 +163,14 @@ def bench_vi(dims, seeds, domains=("simplex", "box")):
           f"certified gap <= {TOL:g}")
     rows = []
     makers = {"simplex": lambda: Simplex(), "box": lambda: Box(0.0, 1.0)}
+    centres = {"simplex": lambda d: np.full(d, 1.0 / d), "box": lambda d: np.full(d, 0.5)}
     for dom_name in domains:
         make = makers[dom_name]
         for d in dims:
             for seed in seeds:
                 rng = np.random.default_rng(seed)
                 A = hard_vi(d, rng)
-                dom = VIProblem(AffineOperator(A), make(), dim=d)._dom
-                c = dom.to_x(dom.interior())
+                c = centres[dom_name](d)  # the barycentre
                 problem = VIProblem(AffineOperator(A, -A @ c), make(), dim=d)
                 t, r = _timed(lambda: evi(problem, tol=TOL, rng=seed, maxiter=20000))
                 rows.append((dom_name, d, seed, "EVI", t, r.nit, r.nfev, r.gap, None,
@@ -178,7 +185,7 @@ def bench_vi(dims, seeds, domains=("simplex", "box")):
                 rows.append((dom_name, d, seed, "EVI+cg", t, r3.nit, r3.nfev, r3.gap, None,
                              "yes" if r3.gap <= TOL else "no"))
                 steps = max(r.nfev, 2000) // 2  # as many operator calls as the EVI run
-                x0 = dom.project(c + 0.01 * rng.standard_normal(d))
+                x0 = problem.domain.project(c + 0.01 * rng.standard_normal(d))
                 t, (final, best) = _timed(lambda: extragradient(problem, x0, steps, 0.5))
                 rows.append((dom_name, d, seed, "extragradient", t, steps, 2 * steps + 1, final,
                              best, "yes" if final <= TOL else "no"))
@@ -221,7 +228,7 @@ def main(argv=None):
     lp_max_n = args.lp_max_n if args.lp_max_n is not None else (8 if args.quick else 10)
     warm = PolymatrixGame.ring(4, 3, rng=0)
     warm_up(lambda: (warm.correlated_equilibrium(tol=TOL, rng=0, reweight=True),
-                     warm.correlated_equilibrium(tol=TOL, rng=0, deviations="alce", maxiter=200),
+                     warm.correlated_equilibrium(tol=TOL, rng=0, deviations="linear", maxiter=200),
                      warm.to_normal_form().correlated_equilibrium(tol=TOL, rng=0, maxiter=200),
                      evi(VIProblem(AffineOperator(np.eye(3)), Box(0.0, 1.0), dim=3), maxiter=200)),
             "EVI kernels")

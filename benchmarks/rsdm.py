@@ -155,7 +155,7 @@ def run_rgd(problem, x0, target, fopt, cap, step="bb"):
 
 
 def run_rsdm(problem, x0, target, fopt, cap, **options):
-    res = rsdm(problem, x0, gtol=0.0, target_cost=target, maxiter=10**9, max_time=cap,
+    res = rsdm(problem, x0, gtol=0.0, f_target=target, maxiter=10**9, max_time=cap,
                history=True, rng=0, **options)
     hit = res.history["fun"][-1] <= target
     return (res.history["time"][-1] if hit else None), res.nit, (res.fun - fopt) / abs(fopt)

@@ -100,7 +100,7 @@ def build(which, quick):
         r = np.sqrt(1.0 + np.maximum(np.sum(z * z, 1) - np.sum((z @ ref.x) ** 2, 1), 0.0))
         curv = np.linalg.eigvalsh((z / r[:, None]).T @ z / n_pca)[-1]
         return (problem, f"P4 robust PCA Grassmann(50, 5), n={n_pca} (ref: rgd "
-                         f"|grad|={ref.grad_norm:.0e})", 1.0 / curv)
+                         f"|grad|={ref.stationarity:.0e})", 1.0 / curv)
     problem = karcher_mean(commuting_spd_samples(2000, 5, sigma=0.5, rng=0))
     return problem, "P3 Karcher mean SPD(5), n=2000, commuting", 1.0
 

@@ -6,7 +6,8 @@ import time
 
 import numpy as np
 
-from jitopt.transport import grid_coordinates, wasserstein2_grid, wdha_barycenter
+from jitopt.problems import BarycenterProblem
+from jitopt.transport import grid_coordinates, wasserstein2_grid, wdha
 
 from ._common import print_table, warm_up
 
@@ -80,7 +81,7 @@ def accuracy_rows(n, fixture, T, with_log_domain, n_jobs):
     # the barycenter's mean is exactly the weighted mean of the inputs' means
     m_true = np.mean([moments(a)[0] for a in A], axis=0)
     methods = [(f"WDHA (T={T})",
-                lambda A: wdha_barycenter(A, numItermax=T, n_jobs=n_jobs))]
+                lambda A: wdha(BarycenterProblem(A), maxiter=T, n_jobs=n_jobs).x)]
     for reg in (4e-3, 2e-3):
         methods.append((f"POT CWB reg={reg:g}", pot_runner("cwb", reg, T)))
     for reg in (4e-3, 2e-3):
@@ -109,7 +110,7 @@ def per_iteration(n, iters, n_jobs_list, pot_kinds):
     out = {}
     for nj in n_jobs_list:
         t0 = time.perf_counter()
-        wdha_barycenter(A, numItermax=iters, n_jobs=nj)
+        wdha(BarycenterProblem(A), maxiter=iters, n_jobs=nj)
         out[f"WDHA {nj} thr"] = (time.perf_counter() - t0) / iters * 1e3
     for kind, reg in pot_kinds:
         run = pot_runner(kind, reg, iters)
@@ -130,7 +131,7 @@ def shapes_figure(n, T, path):
     A = shapes(n)
     results = []
     t0 = time.perf_counter()
-    results.append((f"WDHA (T={T})", wdha_barycenter(A, numItermax=T),
+    results.append((f"WDHA (T={T})", wdha(BarycenterProblem(A), maxiter=T).x,
                     time.perf_counter() - t0))
     for name, kind, reg in (("POT CWB reg=4e-3", "cwb", 4e-3),
                             ("POT DSB reg=4e-3", "dsb", 4e-3)):
@@ -183,7 +184,7 @@ def main(argv=None):
     timing_grids = [int(g) for g in args.timing_grids.split(",") if g]
 
     A, _ = disks(32)
-    warm_up(lambda: wdha_barycenter(A, numItermax=5), "wdha_barycenter 32x32")
+    warm_up(lambda: wdha(BarycenterProblem(A), maxiter=5), "wdha 32x32")
     warm_up(lambda: wasserstein2_grid(A[0], A[1], numItermax=5), "wasserstein2_grid 32x32")
 
     columns = [("method", ""), ("time (s)", ".2f"), ("/ WDHA", ".2f"), ("W2 to exact (px)", ".3f"),

@@ -36,10 +36,11 @@ budget = 100_000
 curves = {}
 for rule in ("adaptive", "norm_test", "schedule"):
     dist = []
-    res = jitopt.solvers.online_dca(problem, rule=rule, max_samples=budget, max_iter=10**6,
+    res = jitopt.solvers.online_dca(problem, rule=rule, max_samples=budget, maxiter=10**6,
                                     rng=0, history=True,
                                     callback=lambda x: dist.append(np.linalg.norm(x - beta_star)))
-    curves[f"online DCA, {rule}"] = (res.history["samples"], np.array(dist))
+    # history row 0 is the start; the callback sees iterations 1, 2, ...
+    curves[f"online DCA, {rule}"] = (res.history["samples"][1:], np.array(dist))
     print(f"{rule:>9}: {res.nit:4d} iterations, {res.samples} samples, "
           f"||beta - beta*|| = {dist[-1]:.4f}")
 

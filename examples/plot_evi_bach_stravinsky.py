@@ -31,7 +31,7 @@ angles = np.linspace(0, 2 * np.pi, 32, endpoint=False)
 # CE marginals: the support function of the CE polytope in each direction. The pure
 # profiles are ordered (B, B), (B, S), (S, B), (S, S); :math:`x` and :math:`y` are linear in
 # the distribution.
-A_ub = game._ce_constraints(game.payoffs(), 4)
+A_ub = game.ce_constraints()
 mx, my = np.array([1.0, 1.0, 0.0, 0.0]), np.array([1.0, 0.0, 1.0, 0.0])
 
 
@@ -68,10 +68,11 @@ for i in range(2):
 alce = hull(np.array(rows), P, Q, np.ones((1, P.size)))
 
 # %%
-# ALCE from the EVI solver (with the reweighting LP) from random starts.
+# ALCE from the EVI solver (all affine deviations, ``deviations="linear"``, with the
+# reweighting LP) from random starts.
 evi_marginals = []
 for seed in range(6):
-    res = game.correlated_equilibrium(tol=1e-4, deviations="alce", rng=seed, reweight=True)
+    res = game.correlated_equilibrium(tol=1e-4, deviations="linear", rng=seed, reweight=True)
     m = res.weights @ res.points
     evi_marginals.append((m[0], m[2]))
 evi_marginals = np.array(evi_marginals)

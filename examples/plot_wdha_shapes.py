@@ -4,9 +4,10 @@ Exact Wasserstein barycenter of four shapes (WDHA) vs entropic barycenters
 
 The first experiment of the WDHA paper: the Wasserstein-2 barycenter of four uniform
 shapes, a disk, a cross, a heart and a square, one in each quadrant of the unit square.
-``jitopt.transport.wdha_barycenter`` computes it without regularisation (see
-:doc:`/theory/wdha`); POT's convolutional barycenter solves the entropically regularised
-problem, whose result is blurred on the scale :math:`\\sqrt{\\text{reg}/2}`.
+``jitopt.transport.wdha`` computes it without regularisation from a
+``jitopt.problems.BarycenterProblem`` (see :doc:`/theory/wdha`); POT's convolutional
+barycenter solves the entropically regularised problem, whose result is blurred on the
+scale :math:`\\sqrt{\\text{reg}/2}`.
 
 To keep this page fast the grid is :math:`48 \\times 48`. The same comparison at
 :math:`256 \\times 256`, with timings, is produced by the benchmark script:
@@ -22,7 +23,8 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 
-from jitopt.transport import grid_coordinates, wasserstein2_grid, wdha_barycenter
+from jitopt.problems import BarycenterProblem
+from jitopt.transport import grid_coordinates, wasserstein2_grid, wdha
 
 n = 48
 y, x = grid_coordinates((n, n))
@@ -36,8 +38,9 @@ A = np.array([disk, cross, heart, square], dtype=float)
 
 results = {}
 t0 = time.perf_counter()
-results["WDHA (exact)"] = wdha_barycenter(A, numItermax=300)
-print(f"WDHA: {time.perf_counter() - t0:.2f} s")
+res = wdha(BarycenterProblem(A), maxiter=300)
+results["WDHA (exact)"] = res.x
+print(f"WDHA: {time.perf_counter() - t0:.2f} s, {res.status.name}, {res.nit} iterations")
 
 try:
     import ot

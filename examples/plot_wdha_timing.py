@@ -16,7 +16,8 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 
-from jitopt.transport import grid_coordinates, wdha_barycenter
+from jitopt.problems import BarycenterProblem
+from jitopt.transport import grid_coordinates, wdha
 
 try:
     import ot
@@ -36,7 +37,7 @@ def per_iteration(run, iters):
     return (time.perf_counter() - t0) / iters
 
 
-wdha_barycenter(disks(16), numItermax=2)  # compile (or load from the cache) first
+wdha(BarycenterProblem(disks(16)), maxiter=2)  # compile (or load from the cache) first
 sizes = [32, 64, 96, 128]
 iters = 5
 times = {"WDHA": []}
@@ -44,7 +45,8 @@ if ot is not None:
     times["POT convolutional"] = []
 for n in sizes:
     A = disks(n)
-    times["WDHA"].append(per_iteration(lambda k: wdha_barycenter(A, numItermax=k), iters))
+    problem = BarycenterProblem(A)
+    times["WDHA"].append(per_iteration(lambda k: wdha(problem, maxiter=k), iters))
     if ot is not None:
         An = A / A.sum(axis=(1, 2), keepdims=True)
         times["POT convolutional"].append(per_iteration(

@@ -1,28 +1,54 @@
 """jitopt: Numba-compiled solvers for recent optimization methods behind one problem/oracle
-interface and a scipy-style :func:`minimize`."""
+interface and a scipy-style :func:`minimize`.
 
-from . import games, manifolds, problems, sets, solvers, sparse, transport
-from ._core.problem import FiniteSumProblem, OracleCounts, Problem
-from ._core.registry import Method, available_methods, get_method, minimize
-from ._core.result import OptimizeResult, Status
+The names below are loaded on first use (``import jitopt`` itself loads neither Numba nor
+SciPy): ``jitopt.minimize``, ``from jitopt import Problem`` and ``jitopt.manifolds`` work as
+usual, the first access paying the import of what it needs. The registry functions
+(:func:`minimize`, :func:`available_methods`, :func:`get_method`) load every package that
+registers methods, so that all methods are known to them.
+"""
+
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "minimize",
-    "Problem",
-    "FiniteSumProblem",
-    "OracleCounts",
-    "OptimizeResult",
-    "Status",
-    "Method",
-    "available_methods",
-    "get_method",
-    "games",
-    "manifolds",
-    "problems",
-    "sets",
-    "solvers",
-    "sparse",
-    "transport",
-]
+#: public name -> the module that defines it
+_NAMES = {
+    "minimize": "._core.registry",
+    "available_methods": "._core.registry",
+    "get_method": "._core.registry",
+    "Method": "._core.registry",
+    "Problem": "._core.problem",
+    "FiniteSumProblem": "._core.problem",
+    "BaseProblem": "._core.problem",
+    "OracleCounts": "._core.problem",
+    "OptimizeResult": "._core.result",
+    "Status": "._core.result",
+    "OracleError": "._core.result",
+    "NonFiniteOracle": "._core.result",
+}
+
+_PACKAGES = ("games", "manifolds", "problems", "sets", "solvers", "sparse", "testing",
+             "transport", "validation")
+
+#: the packages whose modules register methods
+_METHOD_PACKAGES = (".solvers", ".sparse", ".transport")
+
+__all__ = list(_NAMES) + [p for p in _PACKAGES if p not in ("testing", "validation")]
+
+
+def __getattr__(name):
+    if name in _PACKAGES:
+        return importlib.import_module(f".{name}", __name__)
+    if name not in _NAMES:
+        raise AttributeError(f"module 'jitopt' has no attribute {name!r}")
+    if _NAMES[name] == "._core.registry":
+        for package in _METHOD_PACKAGES:
+            importlib.import_module(package, __name__)
+    value = getattr(importlib.import_module(_NAMES[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_NAMES) | set(_PACKAGES))

@@ -14,7 +14,7 @@ from . import problems, solvers
 from .games import NormalFormGame
 from .sets import NonNegative
 from .sparse import iht
-from .transport import grid_coordinates, wasserstein2_grid, wdha_barycenter
+from . import transport
 
 
 def _status(res):
@@ -62,15 +62,15 @@ def wdha():
     """The barycenter of four translated disks on a 64 x 64 grid; the exact answer is the
     disk at the mean centre."""
     n = 64
-    y, x = grid_coordinates((n, n))
+    y, x = transport.grid_coordinates((n, n))
     centres = [(0.3, 0.3), (0.7, 0.35), (0.35, 0.7), (0.7, 0.7)]
     A = np.array([((y - a) ** 2 + (x - b) ** 2 <= 0.1 ** 2) * 1.0 for a, b in centres])
     a, b = np.mean(centres, axis=0)
     truth = ((y - a) ** 2 + (x - b) ** 2 <= 0.1 ** 2) * 1.0
-    bary, log = wdha_barycenter(A, numItermax=200, log=True)
-    err = np.sqrt(max(wasserstein2_grid(bary, truth), 0.0)) * n
-    return ("wdha", "barycenter of 4 disks, 64x64 grid", f"{log['niter']} iterations",
-            err, "W2 (px)")
+    res = transport.wdha(problems.BarycenterProblem(A), maxiter=200)
+    err = np.sqrt(max(transport.wasserstein2_grid(res.x, truth), 0.0)) * n
+    return ("wdha", "barycenter of 4 disks, 64x64 grid",
+            f"{res.status.name.lower().replace('_', ' ')}, {res.nit} iterations", err, "W2 (px)")
 
 
 def sparse():
@@ -93,16 +93,16 @@ def evi():
     A = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
     game = NormalFormGame([A, -A])
     res = game.correlated_equilibrium(tol=1e-4, deviations="ce", rng=0)
-    marginals = res.weights @ res.points
+    # res.x is the mean of the mixture: the players' marginals, concatenated
     return ("evi", "rock-paper-scissors, CE (d = 6)", f"{_status(res)}, CE gap {res.gap:.0e}",
-            float(np.abs(marginals - 1 / 3).max()), "|p - Nash|")
+            float(np.abs(res.x - 1 / 3).max()), "|p - Nash|")
 
 
 def dc():
     """Online DCA on the paper's drifting sparse robust regression (p = 20): distance to the
     known limit optimum."""
     prob = problems.online_sparse_robust_regression(p=20)
-    res = solvers.online_dca(prob, rule="adaptive", max_samples=60000, max_iter=100000, rng=0)
+    res = solvers.online_dca(prob, rule="adaptive", max_samples=60000, maxiter=100000, rng=0)
     err = float(np.linalg.norm(res.x - prob.xopt) / np.linalg.norm(prob.xopt))
     return ("online_dca", "drifting robust regression (p = 20)",
             f"{res.samples} samples, {res.nit} it.", err, "rel. error")

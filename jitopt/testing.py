@@ -14,7 +14,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._validation import check_int, check_real, check_rng
+from .validation import check_int, check_real, check_rng
 from .manifolds import Manifold
 
 __all__ = ["check_manifold", "check_gradient", "GradientCheck"]

@@ -5,6 +5,7 @@ import pytest
 import scipy.optimize
 
 import jitopt
+from jitopt import problems
 from jitopt.manifolds import Euclidean, Sphere, Stiefel
 
 
@@ -91,11 +92,14 @@ def test_problem_rejects_bad_arguments():
 
 def test_oracle_returning_wrong_shape_is_named():
     problem = jitopt.Problem(Sphere(3), lambda x: float(x[0]), lambda x: np.zeros(4))
-    with pytest.raises(ValueError, match=r"egrad must return an array of shape \(3,\)"):
-        jitopt.solvers.rgd(problem, rng=0)
+    res = jitopt.solvers.rgd(problem, rng=0)
+    assert res.status == jitopt.Status.ORACLE_ERROR and not res.success
+    assert "egrad must return an array of shape (3,)" in res.message
     problem = jitopt.Problem(Sphere(3), lambda x: np.ones(2), lambda x: x)
-    with pytest.raises(ValueError, match="cost must return a scalar"):
-        jitopt.solvers.rgd(problem, rng=0)
+    res = jitopt.solvers.rgd(problem, rng=0)
+    assert res.status == jitopt.Status.ORACLE_ERROR and "cost must return a scalar" in res.message
+    with pytest.raises(jitopt.OracleError, match="cost must return a scalar"):
+        problem.cost(np.array([1.0, 0.0, 0.0]))
 
 
 @pytest.mark.parametrize("where", ["cost", "egrad", "start"])
@@ -131,15 +135,17 @@ def test_result_fields_and_history():
     problem = jitopt.Problem(Sphere(6), lambda x: -x @ a @ x, lambda x: -2 * a @ x)
     res = jitopt.solvers.rgd(problem, rng=0, gtol=1e-9, history=True)
     assert isinstance(res, scipy.optimize.OptimizeResult)
-    for key in ("x", "fun", "grad_norm", "success", "status", "message", "nit", "nfev",
-                "njev", "nifo", "time"):
+    for key in ("x", "fun", "stationarity", "stationarity_measure", "success", "status",
+                "message", "nit", "nfev", "njev", "nifo", "time"):
         assert key in res
-    assert res.success and res.status == 0 and res.grad_norm <= 1e-9
+    assert res.success and res.status == 0 and res.stationarity <= 1e-9
+    assert res.stationarity_measure == "Riemannian gradient norm"
+    assert "Riemannian gradient norm" in res.message and "gtol" in res.message
     assert res.fun == pytest.approx(fopt, rel=1e-12)
     h = res.history
-    assert list(h) == ["iteration", "time", "fun", "grad_norm", "nfev", "njev", "nifo"]
+    assert list(h) == ["iteration", "time", "fun", "stationarity", "nfev", "njev", "nifo"]
     np.testing.assert_array_equal(h["iteration"], np.arange(res.nit + 1))
-    assert h["fun"][-1] == res.fun and h["grad_norm"][-1] == res.grad_norm
+    assert h["fun"][-1] == res.fun and h["stationarity"][-1] == res.stationarity
     assert h["nfev"][-1] == res.nfev and h["njev"][-1] == res.njev
     assert np.all(np.diff(h["time"]) >= 0) and np.all(np.diff(h["nfev"]) >= 1)
     assert "history" not in jitopt.solvers.rgd(problem, rng=0)
@@ -173,6 +179,50 @@ def test_both_callback_forms_and_stop_iteration():
     assert r3.message == "`callback` raised `StopIteration`."
     with pytest.raises(TypeError, match="callback"):
         jitopt.solvers.rgd(problem, rng=0, callback=5)
+
+
+def test_status_table_and_default_messages():
+    S = jitopt.Status
+    assert [s for s in S if s.success] == [S.CONVERGED, S.TARGET, S.SCHEDULE_DONE]
+    assert len({int(s) for s in S}) == len(S) and S.CALLBACK == 99 and S.CONVERGED == 0
+    assert S.MAXITER.describe(maxiter=7, measure="certified gap", stationarity=0.5) == \
+        "Maximum number of iterations (maxiter = 7) reached; certified gap 5.000e-01."
+    assert S.MAXITER.describe() == "Maximum number of iterations reached."  # values missing
+    assert S.TARGET.describe(fun=-2.5, f_target=-2.0) == \
+        "Optimization terminated successfully: cost -2.5 <= f_target = -2."
+
+
+def test_faults_keep_the_best_iterate_and_name_the_iteration():
+    a, _ = rayleigh()
+    calls = {"n": 0}
+
+    def egrad(x):
+        calls["n"] += 1
+        if calls["n"] == 6:
+            raise ZeroDivisionError("at the sixth gradient")
+        return -2 * a @ x
+
+    x0 = Sphere(6).random_point(0)
+    res = jitopt.solvers.rgd(jitopt.Problem(Sphere(6), lambda x: -x @ a @ x, egrad), x0,
+                             history=True)
+    assert res.status == jitopt.Status.ORACLE_ERROR and not res.success
+    assert "egrad raised an exception at iteration 5" in res.message
+    assert "ZeroDivisionError: at the sixth gradient" in res.message
+    assert isinstance(res.fault.__cause__, ZeroDivisionError)
+    h = res.history
+    assert res.nit == h["iteration"][-1] == 4 and res.fun == h["fun"].min()
+    calls["n"] = 0
+    clean = jitopt.solvers.rgd(jitopt.Problem(Sphere(6), lambda x: -x @ a @ x, egrad), x0,
+                               maxiter=4)
+    best = int(np.argmin(h["fun"]))
+    if best == 4:
+        np.testing.assert_array_equal(res.x, clean.x)
+    assert -res.x @ a @ res.x == pytest.approx(res.fun, rel=1e-14)
+    # a callback that raises is a user function that raised
+    res = jitopt.solvers.rgd(jitopt.Problem(Sphere(6), lambda x: -x @ a @ x, lambda x: -2 * a @ x),
+                             x0, callback=lambda xk: 1 / 0)
+    assert res.status == jitopt.Status.ORACLE_ERROR and "callback raised" in res.message
+    assert res.nit == 1 and np.all(np.isfinite(res.x))
 
 
 # -- registry and minimize ---------------------------------------------------------------
@@ -296,7 +346,7 @@ def test_minimize_bad_input_is_named_and_inputs_untouched():
         jitopt.minimize(fun, bad, jac=jac, manifold=manifold)
     with pytest.raises(ValueError, match=r"^tol must be in"):
         jitopt.minimize(fun, x0, jac=jac, manifold=manifold, tol=-1.0)
-    with pytest.raises(TypeError, match="needs a jitopt.FiniteSumProblem"):
+    with pytest.raises(TypeError, match="'r-srvrg' takes a FiniteSumProblem"):
         jitopt.minimize(fun, x0, jac=jac, manifold=manifold, method="r-srvrg")
     with pytest.raises(TypeError, match="manifold"):
         jitopt.minimize(fun, x0, jac=jac, manifold="stiefel")
@@ -307,6 +357,30 @@ def test_minimize_bad_input_is_named_and_inputs_untouched():
     res = jitopt.minimize(fun, x0, jac=jac, manifold=manifold)
     assert res.success
     np.testing.assert_array_equal(x0, x0_copy)
+
+
+def test_minimize_takes_problem_objects_and_dispatches_by_type():
+    problem = problems.pca(np.diag([5.0, 4.0, 1.0, 0.5]), 2)
+    direct = jitopt.solvers.rgd(problem, rng=0, gtol=1e-9)
+    via = jitopt.minimize(problem, tol=1e-9, options={"rng": 0})  # rgd: the first that takes it
+    np.testing.assert_array_equal(via.x, direct.x)
+    assert (via.fun, via.nit, via.nfev) == (direct.fun, direct.nit, direct.nfev)
+    assert via.fun == pytest.approx(-9.0, rel=1e-12) and "gtol = 1e-09" in via.message
+    z = problems.spiked_samples(50, 4, (3.0, 2.0), rng=0)
+    finite = problems.finite_sum_pca(z, 1)
+    plain = jitopt.available_methods(problem)
+    assert "rgd" in plain and "rsdm" in plain and "srge" not in plain
+    assert set(plain) < set(jitopt.available_methods(finite))
+    assert "r-srvrg" in jitopt.available_methods(finite)
+    assert set(jitopt.available_methods()) >= set(jitopt.available_methods(finite))
+    with pytest.raises(TypeError, match="FiniteSumProblem for method 'r-srvrg', got a Problem"):
+        jitopt.minimize(problem, method="r-srvrg")
+    with pytest.raises(TypeError, match="FiniteSumProblem for method 'srge', got a Problem"):
+        jitopt.solvers.srge(problem)
+    with pytest.raises(TypeError, match="jac cannot be given with a problem object"):
+        jitopt.minimize(problem, jac=lambda x: x)
+    with pytest.raises(TypeError, match="x0 is required"):
+        jitopt.minimize(lambda x: 0.0)
 
 
 def test_euclidean_manifold_shapes():
@@ -340,7 +414,7 @@ def test_jitted_oracles_work_like_python_ones():
 
 
 def test_check_array():
-    from jitopt._validation import check_array
+    from jitopt.validation import check_array
 
     a = np.array([[1, 2], [3, 4]])
     out = check_array("a", a, ndim=2)

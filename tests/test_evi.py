@@ -1,14 +1,13 @@
-"""Tests of the EVI solver and its certificate (jitopt.solvers.evi)."""
-
-import importlib
+"""Tests of the EVI solver and its certificate (jitopt.solvers.evi, jitopt.solvers.evi_gap)."""
 
 import numpy as np
 import pytest
 
+import jitopt
 from jitopt import Status
-from jitopt.sets import Box, L2Ball, Simplex
-from jitopt.solvers.evi import (AffineOperator, Polytope, ProductOfSimplices, VIProblem, evi,
-                                evi_gap)
+from jitopt.problems import AffineOperator, VIProblem
+from jitopt.sets import Box, L2Ball, Polytope, ProductOfSimplices, Simplex
+from jitopt.solvers import ColumnGeneration, EVIDomain, evi, evi_gap
 
 DOMAINS = [
     ("simplex", lambda d: Simplex(), 5),
@@ -20,15 +19,8 @@ DOMAINS = [
 
 
 def _random_points(problem, k, rng):
-    dom = problem._dom
-    pts = []
-    for _ in range(k):
-        if dom.kind == 1:
-            pts.append(dom.lower + (dom.upper - dom.lower) * rng.random(dom.d))
-        else:
-            y = np.concatenate([rng.dirichlet(np.ones(m)) for m in np.diff(dom.off)])
-            pts.append(dom.radius * y)
-    return np.array(pts)
+    dom = EVIDomain(problem.domain, problem.dim)
+    return dom.to_x(np.array([dom.random_point(rng) for _ in range(k)]))
 
 
 def _nonmonotone(d, rng):
@@ -92,7 +84,7 @@ def test_solver_certified_gap_on_nonmonotone_affine_vi(dom, d):
     assert check.gap == pytest.approx(res.gap, abs=1e-9)
     assert res.fp_residual <= 1e-8
     for x in res.points:
-        assert problem._dom.contains(x, 1e-12)
+        assert problem.domain.contains(x, 1e-12)
 
 
 def test_python_and_compiled_operators_agree_and_calls_are_counted():
@@ -189,12 +181,13 @@ def test_nonfinite_operator_stops():
 
     res = evi(VIProblem(F, Box(0.0, 1.0), dim=3), x0=np.array([0.5, 0.5, 0.5]))
     assert not res.success and res.status == Status.NONFINITE
-    assert "non-finite" in res.message
+    assert "non-finite" in res.message and "iteration" in res.message
+    assert np.isfinite(res.x).all()
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="shape"):
-        evi(VIProblem(lambda x: np.ones(2), Simplex(), dim=3))
+    res = evi(VIProblem(lambda x: np.ones(2), Simplex(), dim=3))  # found at the first round
+    assert res.status == Status.ORACLE_ERROR and "shape" in res.message
     with pytest.raises(ValueError, match="empty"):
         Polytope([[1.0], [-1.0]], [0.0, -1.0])
     with pytest.raises(ValueError, match="unbounded"):
@@ -228,9 +221,9 @@ def test_fixed_point_oracle():
     rng = np.random.default_rng(0)
     for make, d in ((lambda: Simplex(), 4), (lambda: Box(-1.0, 2.0), 3)):
         problem = VIProblem(lambda x: x, make(), dim=d)
-        dom = problem._dom
+        dom = EVIDomain(problem.domain, problem.dim)
         for _ in range(5):
-            if dom.kind == 1:  # a random affine self-map of the box: x -> l + K'(x - l)/... built from experts
+            if dom.box:  # a random affine self-map of the box: x -> l + K'(x - l)/... built from experts
                 P = rng.dirichlet(np.ones(2 * d + 2), size=d)
                 s = dom.upper - dom.lower
                 Ky = P[:, 2:2 + d] - P[:, 2 + d:]
@@ -242,14 +235,14 @@ def test_fixed_point_oracle():
                 c = np.zeros(d)
             x = dom.fixed_point(K, c)
             assert np.abs(K @ x + c - x).max() <= 1e-8
-            assert dom.contains(x, 1e-12)
+            assert problem.domain.contains(x, 1e-12)
 
 
 def test_history_and_callback():
     rng = np.random.default_rng(8)
     problem = VIProblem(_nonmonotone(4, rng), Simplex(), dim=4)
     res = evi(problem, tol=1e-6, maxiter=500, check_every=100, history=True, rng=0)
-    assert list(res.history["iteration"]) == [100, 200, 300, 400, 500]
+    assert list(res.history["iteration"]) == [0, 100, 200, 300, 400, 500]
     assert res.history["fun"][-1] == pytest.approx(res.gap, rel=1e-12)  # the final mixture's gap
     seen = []
 
@@ -259,7 +252,7 @@ def test_history_and_callback():
 
     res = evi(problem, tol=1e-6, maxiter=500, check_every=100, callback=stop, rng=0)
     assert res.status == Status.CALLBACK and res.nit == 100 and len(seen) == 1
-    assert problem._dom.contains(seen[0], 1e-12)
+    assert problem.domain.contains(seen[0], 1e-12)
 
 
 @pytest.mark.parametrize("dom,d,ce", [(Box(-1.0, 2.0), 4, False), (Simplex(), 5, False),
@@ -268,7 +261,7 @@ def test_deviation_experts_give_the_closed_form_gap(dom, d, ce):
     """Gap = s - sum over groups of the smallest expert value, the LP certificate."""
     rng = np.random.default_rng(11)
     problem = VIProblem(_nonmonotone(d, rng), dom, dim=d)
-    D = problem._dom
+    D = EVIDomain(problem.domain, problem.dim)
     X = _random_points(problem, 6, rng)
     w = rng.dirichlet(np.ones(6))
     Fx = np.array([problem.F(x) for x in X])
@@ -305,7 +298,7 @@ def test_column_generation_reweighting(dom, d, dev):
             res.gap, abs=1e-7)
     assert res.fp_residual <= 1e-8
     for x in res.points:
-        assert problem._dom.contains(x, 1e-12)
+        assert problem.domain.contains(x, 1e-12)
     plain = evi(VIProblem(op, dom, dim=d), tol=1e-4, rng=0, deviations=dev, maxiter=4000)
     assert res.nit < plain.nit  # fewer rounds than the plain regret loop
 
@@ -326,14 +319,13 @@ def test_column_generation_lp_matches_linprog(dom, d):
     LP solved from scratch by scipy's linprog, after each call (rows and columns added,
     columns dropped); the returned mixture's gap is at least the full LP's optimum."""
     from scipy.optimize import linprog
-    mod = importlib.import_module("jitopt.solvers.evi")  # the module, not the function
     rng = np.random.default_rng(3)
     problem = VIProblem(_nonmonotone(d, rng), dom, dim=d)
-    pdom = problem._dom
+    pdom = EVIDomain(problem.domain, problem.dim)
     X = _random_points(problem, 120, rng)
     Fx = np.array([problem.F(x) for x in X])
     Y, Fy = pdom.to_y(X), pdom.f_to_y(Fx)
-    cg = mod._ColumnGeneration(problem, pdom, False, 0)
+    cg = ColumnGeneration(problem, pdom, False)
     group, p, q, alpha, beta, ng = pdom.experts(False)
 
     def lp_value(P, Fp, e):  # min_{lam in simplex} lam.s - sum_g v_g, v_g <= lam.L_e
@@ -350,10 +342,10 @@ def test_column_generation_lp_matches_linprog(dom, d):
 
     for n, budget in ((60, 3), (90, 4), (120, 30)):
         out = cg.run(Y[:n], Fy[:n], Fx[:n], 0.0, budget)
-        val = cg._lp()[1]
-        assert val == pytest.approx(lp_value(cg.pY[cg.cols], cg.pF[cg.cols], cg.rows),
-                                    abs=1e-9)
-        full = lp_value(cg.pY, cg.pF, np.arange(group.size))
+        val = cg.solve()[1]
+        assert val == pytest.approx(lp_value(cg.pool_y[cg.columns], cg.pool_f[cg.columns],
+                                             cg.rows), abs=1e-9)
+        full = lp_value(cg.pool_y, cg.pool_f, np.arange(group.size))
         assert out[4].gap >= full - 1e-9
 
 
@@ -367,3 +359,120 @@ def test_column_generation_long_last_call():
     assert res.nit == 100 and res.nfev - res.nit > 2 * 5  # more than two calls of 5 LPs
     assert res.success == (res.gap <= 1e-9)
     assert evi_gap(problem, res.points, res.weights).gap == pytest.approx(res.gap, abs=1e-12)
+
+
+# -- the solver contract: limits, statuses, faults as results ---------------------------------
+
+def test_contract_case():
+    import cases_evi
+
+    problem, x0, options = cases_evi.make()
+    res = evi(problem, x0, history=True, **options)
+    for key in ("x", "fun", "stationarity", "stationarity_measure", "success", "status",
+                "message", "nit", "nfev", "njev", "nifo", "time", "history"):
+        assert key in res, key
+    assert res.success and res.status == Status.CONVERGED and res.nit == 51
+    assert res.stationarity_measure == "certified gap (linear)"
+    assert res.fun == res.stationarity == res.gap <= 1e-2
+    assert np.linalg.norm(res.x - cases_evi.C) <= 0.1  # E||x - c||^2 <= gap_con <= tol
+    assert res.nfev == res.nit == problem.operator.calls and res.njev == res.nifo == 0
+    assert res.history["nfev"][-1] == res.nfev
+    assert list(res.history["iteration"]) == list(range(52))
+    assert res.history["gap_con"][-1] == pytest.approx(res.gap_con, abs=1e-15)
+    new, old = [], []
+    evi(problem, x0, callback=lambda intermediate_result: new.append(intermediate_result.nit),
+        **options)
+    evi(problem, x0, callback=lambda xk: old.append(xk), **options)
+    assert new == list(range(1, 52)) and len(old) == 51
+
+    def stop(intermediate_result):
+        if intermediate_result.nit >= 2:
+            raise StopIteration
+
+    res = evi(problem, x0, callback=stop, **options)
+    assert res.status == 99 and not res.success and res.nit == 2
+    a = jitopt.minimize(problem, method="evi", options={**options, "rng": 4})
+    b = evi(problem, rng=4, **options)
+    np.testing.assert_array_equal(a.points, b.points)
+    assert a.nit == b.nit and a.gap == b.gap
+
+
+def test_iteration_and_time_limits():
+    rng = np.random.default_rng(8)
+    problem = VIProblem(_nonmonotone(4, rng), Simplex(), dim=4)
+    x0 = np.full(4, 0.25)
+    keep = x0.copy()
+    res = evi(problem, x0, max_time=0.0)
+    assert res.status == Status.MAXTIME and res.nit == 0 and res.nfev == 0
+    np.testing.assert_array_equal(res.x, x0)
+    np.testing.assert_array_equal(x0, keep)
+    assert "max_time = 0 s" in res.message
+    res = evi(problem, maxiter=1, tol=1e-9)
+    assert res.status == Status.MAXITER and res.nit == 1 and res.points.shape == (1, 4)
+    assert "maxiter = 1" in res.message
+    res = evi(problem, maxiter=1, tol=1e-9, method="eah")
+    assert res.nit == 1
+    with pytest.raises(ValueError, match="max_time"):
+        evi(problem, max_time=-1.0)
+
+
+def _failing(k, fault, d=3):
+    """A nonmonotone affine operator raising ZeroDivisionError or returning NaN from its
+    k-th call on."""
+    op = _nonmonotone(d, np.random.default_rng(0))
+    calls = []
+
+    def F(x):
+        calls.append(1)
+        if len(calls) >= k:
+            if fault == "raise":
+                return 1 / 0
+            return np.full(d, np.nan)
+        return op(x)
+    return F
+
+
+@pytest.mark.parametrize("fault,status", [("raise", Status.ORACLE_ERROR),
+                                          ("nan", Status.NONFINITE)])
+def test_operator_fault_at_round_k_is_a_result(fault, status):
+    problem = VIProblem(_failing(137, fault), Simplex(), dim=3)
+    res = evi(problem, tol=1e-12, check_every=50)
+    assert not res.success and res.status == status
+    assert res.nit == 100  # the last gap check before the fault
+    assert "in round 137 at iteration 101" in res.message and "best iterate" in res.message
+    assert np.isfinite(res.x).all() and problem.domain.contains(res.x, 1e-12)
+    if fault == "raise":
+        assert "ZeroDivisionError" in res.message
+    # the ellipsoid reference and the column generation report the fault the same way
+    for options in ({"method": "eah", "check_every": 10}, {"reweight": "cg", "check_every": 10}):
+        res = evi(VIProblem(_failing(37, fault), Simplex(), dim=3), tol=1e-12, **options)
+        assert res.status == status and np.isfinite(res.x).all()
+
+
+def test_compiled_operator_overflow_is_nonfinite():
+    big = AffineOperator(np.full((3, 3), 1e308), np.full(3, 1e308))  # F(x) overflows to inf
+    res = evi(VIProblem(big, Simplex(), dim=3))
+    assert res.status == Status.NONFINITE and "round 1" in res.message
+    assert np.isfinite(res.x).all()
+
+
+def test_lp_failure_is_inner_failure(monkeypatch):
+    def failing(self, *args, **kwargs):
+        raise RuntimeError("the reweighting LP failed: infeasible")
+
+    monkeypatch.setattr(EVIDomain, "reweight", failing)
+    problem = VIProblem(_nonmonotone(4, np.random.default_rng(1)), Box(0.0, 1.0), dim=4)
+    res = evi(problem, tol=1e-9, reweight=True, check_every=20)
+    assert res.status == Status.INNER_FAILURE and not res.success
+    assert "RuntimeError: the reweighting LP failed" in res.message
+    assert res.nit == 40 and np.isfinite(res.x).all()
+
+
+def test_ce_measure_and_registry():
+    problem = VIProblem(_nonmonotone(4, np.random.default_rng(2)), ProductOfSimplices([2, 2]))
+    res = evi(problem, tol=1e-3, deviations="ce", rng=0)
+    assert res.stationarity_measure == "certified gap (ce)"
+    assert res.gap <= 1e-3 and res.gap == pytest.approx(res.gap_ce.sum(), abs=1e-15)
+    assert "evi" in jitopt.available_methods(problem)
+    with pytest.raises(TypeError, match="VIProblem"):
+        evi(jitopt.problems.pca(np.eye(3), 1))

@@ -7,7 +7,8 @@ import pytest
 from scipy.optimize import linprog
 
 from jitopt.games import NormalFormGame, PolymatrixGame, concave_game
-from jitopt.solvers.evi import Polytope, evi, evi_gap
+from jitopt.sets import Polytope
+from jitopt.solvers import evi, evi_gap
 
 BOS = NormalFormGame([[[3.0, 0.0], [0.0, 2.0]], [[2.0, 0.0], [0.0, 3.0]]])
 
@@ -59,7 +60,7 @@ def test_ce_through_evi_is_an_eps_ce(sizes, seed):
 
 def test_alce_solution_is_ce_and_gap_order():
     game = _random_game((3, 4), 5)
-    res = game.correlated_equilibrium(tol=1e-3, deviations="alce", rng=0)
+    res = game.correlated_equilibrium(tol=1e-3, deviations="linear", rng=0)
     assert res.success and res.gap_lin <= 1e-3
     dist = game.joint_distribution(res.points, res.weights)
     assert game.ce_gap(dist).sum() <= 1e-3 + 1e-12
@@ -107,7 +108,7 @@ def test_bach_or_stravinsky_region():
     ALCE gap 0; the CE with marginals (5/7, 2/7) is a CE but not an ALCE."""
     eps = 1e-3
     for seed in range(4):
-        res = BOS.correlated_equilibrium(tol=eps, deviations="alce", rng=seed)
+        res = BOS.correlated_equilibrium(tol=eps, deviations="linear", rng=seed)
         assert res.success
         m = res.weights @ res.points
         assert -10 * eps <= m[0] - m[2] <= 0.2 + 10 * eps
@@ -115,8 +116,7 @@ def test_bach_or_stravinsky_region():
     g = BOS.mixture_gaps(ne)
     assert abs(g.gap) <= 1e-12
     # the CE maximising x - y (P1 plays B minus P2 plays B), by LP over pure profiles
-    U = BOS.payoffs()
-    A_ub = BOS._ce_constraints(U, 4)
+    A_ub = BOS.ce_constraints()
     obj = np.array([0.0, 1.0, -1.0, 0.0])  # x - y = p(B,S) - p(S,B)
     for sign, want in ((-1.0, 3 / 7), (1.0, -0.25)):
         r = linprog(sign * obj, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=np.ones((1, 4)),
@@ -184,8 +184,9 @@ def test_bad_payoffs():
         PolymatrixGame([2, 2], {(0, 1): np.zeros((3, 2))})
     with pytest.raises(ValueError, match="dist"):
         BOS.ce_gap(np.ones((2, 2)))
-    with pytest.raises(ValueError, match="deviations"):
-        BOS.correlated_equilibrium(deviations="nash")
+    for bad in ("nash", "alce"):  # one vocabulary with evi: "ce" and "linear"
+        with pytest.raises(ValueError, match="deviations"):
+            BOS.correlated_equilibrium(deviations=bad)
 
 
 def test_operator_and_distributions_reject_bad_input():
@@ -204,3 +205,41 @@ def test_operator_and_distributions_reject_bad_input():
     assert dist[0, 0] == pytest.approx(0.25) and dist[1, 1] == pytest.approx(0.75)
     with pytest.raises(ValueError, match="dist"):
         game.ce_gap(np.full((2, 2), np.nan))
+
+
+def test_options_pass_through_and_compiled_operator():
+    """correlated_equilibrium hands every option to evi (one vocabulary); the compiled
+    normal-form operator takes the same rounds as the same operator called from Python."""
+    import jitopt
+    from jitopt.problems import NormalFormOperator, VIProblem
+
+    game = _random_game((2, 3), 3)
+    assert isinstance(game.operator, NormalFormOperator)
+    res = game.correlated_equilibrium(max_time=0.0)
+    assert res.status == jitopt.Status.MAXTIME and res.nit == 0
+    res = game.correlated_equilibrium(maxiter=7, tol=1e-12, check_every=7)
+    assert res.status == jitopt.Status.MAXITER and res.nit == 7
+    fast = game.correlated_equilibrium(tol=1e-3, rng=1)
+    slow_problem = VIProblem(lambda x: game.operator(x), game.vi_problem().domain)
+    slow = evi(slow_problem, tol=1e-3, rng=1, deviations="ce", learner="prm+")
+    assert slow.nit == fast.nit == slow.nfev
+    np.testing.assert_allclose(slow.points, fast.points, atol=1e-12)
+    assert slow.gap == pytest.approx(fast.gap, abs=1e-12)
+
+
+def test_game_operator_fault_is_a_result():
+    import jitopt
+
+    game = _random_game((2, 2), 0)
+    calls = []
+
+    def F(x):
+        calls.append(1)
+        if len(calls) == 5:
+            raise ZeroDivisionError("injected")
+        return game.operator(x)
+
+    res = evi(concave_game(lambda x: -F(x), game.vi_problem().domain), tol=1e-9,
+              check_every=2, deviations="ce")
+    assert res.status == jitopt.Status.ORACLE_ERROR and "iteration 5" in res.message
+    assert game.vi_problem().domain.contains(res.x)

@@ -9,8 +9,8 @@ from scipy.optimize import lsq_linear, nnls
 import jitopt
 from jitopt.problems import least_squares, logistic, sparse_regression_data
 from jitopt.sets import (Box, CappedSimplex, L1Ball, L2Ball, LInfBall, NonNegative, Simplex)
-from jitopt.sparse import (IHTClassifier, IHTRegressor, hard_threshold, iht, iht_path,
-                           two_step_projection, zo_gradient)
+from jitopt.sparse import (IHTClassifier, IHTRegressor, box_qp, exchange_search,
+                           hard_threshold, iht, iht_path, two_step_projection, zo_gradient)
 
 
 def objective(X, y, w):
@@ -123,7 +123,7 @@ def test_tiny_problems_reach_best_subset(scenario):
         else:
             lo, hi = np.full(p, -1.5), np.full(p, 1.5)
             cset = Box(lo, hi)
-        res = iht(least_squares(X, y), k, constraint=cset, selection="auto", relax=2.0)
+        res = iht(least_squares(X, y), k=k, constraint=cset, selection="auto", relax=2.0)
         fstar = best_subset(X, y, k, lo, hi)
         assert res.n_nonzero <= k and cset.contains(res.x)
         f = objective(X, y, res.x)
@@ -141,7 +141,7 @@ def test_relaxation_beats_target_optimum():
         X = rng.standard_normal((200, 10))
         y = X[:, :2] @ np.array([1.0, 1.5]) + rng.standard_normal(200)
         fstar = best_subset(X, y, 2, np.zeros(10), np.full(10, np.inf))
-        res = iht(least_squares(X, y), 4, constraint=NonNegative(), tol=1e-10)
+        res = iht(least_squares(X, y), k=4, constraint=NonNegative(), tol=1e-10)
         ok += res.fun <= fstar + 1e-8
     assert ok == 20
 
@@ -156,16 +156,16 @@ def test_orthogonal_design_one_step_closed_form():
     for cset, selection in [(None, "magnitude"), (LInfBall(0.3), "magnitude"),
                             (Box(-0.1, 0.5), "gain"), (NonNegative(), "signed")]:
         x0 = two_step_projection(rng.standard_normal(p), k, cset, selection)
-        res = iht(least_squares(X, y), k, x0, constraint=cset, selection=selection, step=1.0,
+        res = iht(least_squares(X, y), x0, k=k, constraint=cset, selection=selection, step=1.0,
                   maxiter=1, history=True)
         wstar = two_step_projection(b, k, cset, selection)
         np.testing.assert_allclose(res.x, wstar, atol=1e-12)
-        res2 = iht(least_squares(X, y), k, res.x, constraint=cset, selection=selection,
+        res2 = iht(least_squares(X, y), res.x, k=k, constraint=cset, selection=selection,
                    step=1.0, maxiter=5)
         np.testing.assert_allclose(res2.x, wstar, atol=1e-12)
     from sklearn.linear_model import OrthogonalMatchingPursuit
     omp = OrthogonalMatchingPursuit(n_nonzero_coefs=k, fit_intercept=False).fit(X, y)
-    res = iht(least_squares(X, y), k, step=1.0, maxiter=3)
+    res = iht(least_squares(X, y), k=k, step=1.0, maxiter=3)
     np.testing.assert_allclose(res.x, omp.coef_, atol=1e-10)
 
 
@@ -173,7 +173,7 @@ def test_best_iterate_is_returned_when_objective_goes_up():
     rng = np.random.default_rng(1331)  # a found instance where IHT-2SP goes up
     X, y = rng.standard_normal((5, 3)), rng.standard_normal(5)
     lo, hi = -rng.uniform(0, 1, 3), rng.uniform(0, 1, 3)
-    res = iht(least_squares(X, y), 1, constraint=Box(lo, hi), step="lipschitz", history=True,
+    res = iht(least_squares(X, y), k=1, constraint=Box(lo, hi), step="lipschitz", history=True,
               maxiter=50)
     f = res.history["fun"]
     assert res.n_increases >= 1 and np.any(np.diff(f) > 0)
@@ -183,15 +183,13 @@ def test_best_iterate_is_returned_when_objective_goes_up():
 
 def test_exact_projection_gives_monotone_descent():
     X, y, _ = sparse_regression_data(60, 20, 4, rho=0.5, rng=5)
-    res = iht(least_squares(X, y), 4, constraint=L2Ball(3.0), step="lipschitz", history=True)
+    res = iht(least_squares(X, y), k=4, constraint=L2Ball(3.0), step="lipschitz", history=True)
     assert np.all(np.diff(res.history["fun"]) <= 1e-12)
 
 
 # -- the exchange search (swap) ------------------------------------------------------------
 
 def test_box_qp_matches_bvls():
-    from jitopt.sparse._kernels import box_qp
-
     rng = np.random.default_rng(30)
     for _ in range(60):
         n, k = rng.integers(3, 30), rng.integers(1, 10)  # n < k too: singular Gram blocks
@@ -222,8 +220,6 @@ def correlated_instance(rng, n=30, p=12, k=4, rho=0.8):
 
 @pytest.mark.parametrize("scenario", ["nonneg", "box"])
 def test_swap_never_increases_keeps_k_nonzeros_and_feasibility(scenario):
-    from jitopt.sparse._iht import _splice
-
     rng = np.random.default_rng(31)
     p, k = 12, 4
     lo = np.zeros(p) if scenario == "nonneg" else -rng.uniform(0.5, 1.5, p)
@@ -234,7 +230,7 @@ def test_swap_never_increases_keeps_k_nonzeros_and_feasibility(scenario):
         x0 = np.zeros(p)  # a random feasible start with k - 1 nonzeros
         S = rng.choice(p, k - 1, replace=False)
         x0[S] = np.clip(rng.standard_normal(k - 1), lo[S], hi[S])
-        w, f, _ = _splice(least_squares(X, y), x0, k, lo, hi, 3)
+        w, f, _ = exchange_search(least_squares(X, y), x0, k, lo, hi, 3)
         assert f <= objective(X, y, x0) and f == pytest.approx(objective(X, y, w), rel=1e-12)
         assert cset.contains(w)
         # exactly k nonzeros, unless the best fit over all coordinates has fewer (then the
@@ -245,9 +241,9 @@ def test_swap_never_increases_keeps_k_nonzeros_and_feasibility(scenario):
         else:
             assert np.count_nonzero(w) == k
         # the same search after IHT: never worse than IHT's own refitted output
-        plain = iht(least_squares(X, y), k, constraint=cset, selection="auto", refit=True,
+        plain = iht(least_squares(X, y), k=k, constraint=cset, selection="auto", refit=True,
                     swap=0)
-        swapped = iht(least_squares(X, y), k, constraint=cset, selection="auto", swap=3)
+        swapped = iht(least_squares(X, y), k=k, constraint=cset, selection="auto", swap=3)
         assert swapped.fun <= plain.fun * (1 + 1e-10)
         assert cset.contains(swapped.x) and swapped.n_nonzero <= k
 
@@ -260,7 +256,7 @@ def test_swap_finds_best_subset_where_plain_iht_fails():
     for _ in range(30):
         X, y = correlated_instance(rng, p=p, k=k)
         fstar = best_subset(X, y, k, lo, hi)
-        runs = [iht(least_squares(X, y), k, constraint=Box(-1.5, 1.5), selection="gain",
+        runs = [iht(least_squares(X, y), k=k, constraint=Box(-1.5, 1.5), selection="gain",
                     **options) for options in (dict(refit=True, swap=0), dict(swap=3),
                                                dict(relax=2.0))]
         hit = [r.fun <= fstar * (1 + 1e-8) for r in runs]
@@ -298,7 +294,7 @@ def test_zo_estimator_unbiased_on_quadratic():
 def test_zo_query_count_is_exact():
     X, y, _ = sparse_regression_data(50, 12, 2, rng=7)
     problem = least_squares(X, y)
-    res = iht(problem, 2, variant="zeroth_order", n_directions=3, direction_growth=1.5,
+    res = iht(problem, k=2, variant="zeroth_order", n_directions=3, direction_growth=1.5,
               max_directions=10, maxiter=15, tol=0.0, rng=0)
     q = [min(10, int(np.ceil(3 * 1.5 ** t - 1e-9))) for t in range(res.nit + 1)]
     assert res.nfev == problem.counts.nfev == sum(qt + 1 for qt in q)
@@ -307,8 +303,8 @@ def test_zo_query_count_is_exact():
 
 def test_zo_reaches_deterministic_objective():
     X, y, _ = sparse_regression_data(80, 12, 2, rng=8)
-    det = iht(least_squares(X, y), 2, tol=1e-10)
-    zo = iht(least_squares(X, y), 2, variant="zeroth_order", smoothing=1e-6, maxiter=300,
+    det = iht(least_squares(X, y), k=2, tol=1e-10)
+    zo = iht(least_squares(X, y), k=2, variant="zeroth_order", smoothing=1e-6, maxiter=300,
              n_directions=12, rng=1)
     assert zo.fun <= det.fun * (1 + 1e-3)
 
@@ -316,8 +312,8 @@ def test_zo_reaches_deterministic_objective():
 def test_stochastic_full_batch_equals_deterministic_bitwise():
     X, y, _ = sparse_regression_data(60, 15, 3, rng=9)
     labels = np.sign(y - np.median(y))
-    det = iht(logistic(X, labels, 0.1), 3, step=0.5, maxiter=30, tol=0.0, history=True)
-    sto = iht(logistic(X, labels, 0.1), 3, variant="stochastic", batch_size=60, step=0.5,
+    det = iht(logistic(X, labels, 0.1), k=3, step=0.5, maxiter=30, tol=0.0, history=True)
+    sto = iht(logistic(X, labels, 0.1), k=3, variant="stochastic", batch_size=60, step=0.5,
               maxiter=30, tol=0.0, history=True, rng=0)
     np.testing.assert_array_equal(det.x, sto.x)
     np.testing.assert_array_equal(det.history["fun"], sto.history["fun"])
@@ -325,9 +321,9 @@ def test_stochastic_full_batch_equals_deterministic_bitwise():
 
 def test_stochastic_growing_batch_reaches_deterministic():
     X, y, _ = sparse_regression_data(200, 20, 3, rng=10)
-    det = iht(least_squares(X, y), 3, constraint=NonNegative(), step="lipschitz", tol=1e-12)
+    det = iht(least_squares(X, y), k=3, constraint=NonNegative(), step="lipschitz", tol=1e-12)
     problem = least_squares(X, y)
-    sto = iht(problem, 3, constraint=NonNegative(), variant="stochastic", batch_size=5,
+    sto = iht(problem, k=3, constraint=NonNegative(), variant="stochastic", batch_size=5,
               batch_growth=1.2, tol=1e-12, rng=0)
     assert sto.fun == pytest.approx(det.fun, rel=1e-6)
     batches = [min(200, int(np.ceil(5 * 1.2 ** t - 1e-9))) for t in range(sto.nit + 1)]
@@ -354,7 +350,7 @@ def test_gram_and_plain_gradients_agree():
     for t in range(5):  # rows are cached once the support has stayed for 3 evaluations
         f1, g1 = cached.cost_and_egrad(w)
         np.testing.assert_allclose(g1, X.T @ (X @ w - y) / 30, atol=1e-12)
-        assert cached._counter[0] == (3 if t >= 2 else 0)
+        assert cached.n_cached_rows == (3 if t >= 2 else 0)
     f2, g2 = least_squares(X, y, gram=False).cost_and_egrad(w)
     np.testing.assert_allclose(g2, g1, atol=1e-12)
     assert f1 == pytest.approx(objective(X, y, w), rel=1e-13) and f1 == f2
@@ -368,7 +364,7 @@ def test_gram_and_plain_gradients_agree():
 
 def test_relax_prune_refit_is_k_sparse_and_refitted():
     X, y, beta = sparse_regression_data(100, 40, 5, rho=0.7, snr=2, signed=True, rng=13)
-    res = iht(least_squares(X, y), 5, constraint=Box(-1.5, 1.5), selection="gain", relax=2.0)
+    res = iht(least_squares(X, y), k=5, constraint=Box(-1.5, 1.5), selection="gain", relax=2.0)
     assert res.k_work == 10 and res.n_nonzero == 5
     S = res.support
     ref = lsq_linear(X[:, S], y, bounds=(-1.5, 1.5), method="bvls", tol=1e-12)
@@ -382,19 +378,19 @@ def test_nonfinite_oracle_stops():
         return np.nan if x[0] > 0.5 else float(x @ x) - 2 * x[0]
 
     problem = jitopt.Problem(jitopt.manifolds.Euclidean(3), cost, lambda x: 2 * x - [2, 0, 0])
-    res = iht(problem, 1, step=1.0)
+    res = iht(problem, k=1, step=1.0)
     assert not res.success and res.status == jitopt.Status.NONFINITE
     assert np.isfinite(res.fun)
 
 
 def test_invariances():
     X, y, _ = sparse_regression_data(60, 12, 3, rng=14)
-    base = iht(least_squares(X, y), 3, constraint=Box(-0.5, 2.0), selection="gain", relax=2)
+    base = iht(least_squares(X, y), k=3, constraint=Box(-0.5, 2.0), selection="gain", relax=2)
     perm = np.random.default_rng(0).permutation(12)
-    res = iht(least_squares(X[:, perm], y), 3, constraint=Box(-0.5, 2.0), selection="gain",
+    res = iht(least_squares(X[:, perm], y), k=3, constraint=Box(-0.5, 2.0), selection="gain",
               relax=2)
     np.testing.assert_allclose(res.x, base.x[perm], atol=1e-9)
-    res = iht(least_squares(X, 3 * y), 3, constraint=Box(-1.5, 6.0), selection="gain", relax=2)
+    res = iht(least_squares(X, 3 * y), k=3, constraint=Box(-1.5, 6.0), selection="gain", relax=2)
     np.testing.assert_allclose(res.x, 3 * base.x, atol=1e-8)
 
 
@@ -442,24 +438,24 @@ def test_bad_input():
     X, y, _ = sparse_regression_data(20, 6, 2, rng=18)
     problem = least_squares(X, y)
     with pytest.raises(ValueError, match="k must be in"):
-        iht(problem, 0)
+        iht(problem, k=0)
     with pytest.raises(ValueError, match="k must be in"):
-        iht(problem, 7)
+        iht(problem, k=7)
     with pytest.raises(ValueError, match="support-preserving"):
-        iht(problem, 2, constraint=Simplex(1.0))
+        iht(problem, k=2, constraint=Simplex(1.0))
     with pytest.raises(ValueError, match="support-preserving"):
-        iht(problem, 2, constraint=Box(0.1, 1.0))
+        iht(problem, k=2, constraint=Box(0.1, 1.0))
     with pytest.raises(ValueError, match="separable"):
-        iht(problem, 2, constraint=L2Ball(1.0), selection="gain")
+        iht(problem, k=2, constraint=L2Ball(1.0), selection="gain")
     with pytest.raises(TypeError, match="FiniteSumProblem"):
-        iht(jitopt.Problem(jitopt.manifolds.Euclidean(2), lambda x: 0.0, lambda x: x), 1,
+        iht(jitopt.Problem(jitopt.manifolds.Euclidean(2), lambda x: 0.0, lambda x: x), k=1,
             variant="stochastic")
     with pytest.raises(ValueError, match="finite"):
         least_squares(np.where(X > 1, np.nan, X), y)
     with pytest.raises(ValueError, match="y must be"):
         least_squares(X, y[:-1])
     with pytest.raises(ValueError, match="x0 must have shape"):
-        iht(problem, 2, np.zeros(5))
+        iht(problem, np.zeros(5), k=2)
     with pytest.raises(ValueError, match="n_nonzero_coefs"):
         IHTRegressor(10).fit(X, y)
     with pytest.raises(ValueError, match="NaN"):
@@ -469,21 +465,21 @@ def test_bad_input():
     with pytest.raises(ValueError, match="constraint"):
         IHTRegressor(2, constraint="positive").fit(X, y)
     with pytest.raises(ValueError, match="constraint"):
-        iht(problem, 2, constraint="positive")
+        iht(problem, k=2, constraint="positive")
     with pytest.raises(TypeError, match="constraint"):
-        iht(problem, 2, constraint=3)
+        iht(problem, k=2, constraint=3)
     with pytest.raises(ValueError, match="swap must be in"):
-        iht(problem, 2, swap=-1)
+        iht(problem, k=2, swap=-1)
     with pytest.raises(ValueError, match="swap > 0 needs"):
-        iht(problem, 2, constraint=L2Ball(1.0), swap=2)
+        iht(problem, k=2, constraint=L2Ball(1.0), swap=2)
     with pytest.raises(ValueError, match="swap > 0 needs"):
-        iht(logistic(X, np.sign(y)), 2, swap=2)
+        iht(logistic(X, np.sign(y)), k=2, swap=2)
 
 
 def test_user_arrays_not_modified():
     X, y, _ = sparse_regression_data(30, 8, 2, rng=19)
     X0, y0, x0 = X.copy(), y.copy(), np.ones(8)
-    iht(least_squares(X, y), 2, x0, constraint=NonNegative(), relax=2)
+    iht(least_squares(X, y), x0, k=2, constraint=NonNegative(), relax=2)
     IHTRegressor(2).fit(X, y)
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(y, y0)
@@ -492,6 +488,6 @@ def test_user_arrays_not_modified():
 
 def test_same_seed_same_result():
     X, y, _ = sparse_regression_data(60, 10, 2, rng=20)
-    a = iht(least_squares(X, y), 2, variant="stochastic", batch_size=4, rng=3)
-    b = iht(least_squares(X, y), 2, variant="stochastic", batch_size=4, rng=3)
+    a = iht(least_squares(X, y), k=2, variant="stochastic", batch_size=4, rng=3)
+    b = iht(least_squares(X, y), k=2, variant="stochastic", batch_size=4, rng=3)
     np.testing.assert_array_equal(a.x, b.x)

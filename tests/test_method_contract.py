@@ -1,99 +1,179 @@
 """The contract every registered method keeps, parametrised over the registry.
 
-A method added to the registry is tested here the day it is added: result fields, exact
-oracle counts, both callback forms, StopIteration, bad starting points, untouched inputs and
-reproducibility, on a small finite-sum PCA problem on the Stiefel manifold (a finite sum is
-also a plain problem, so deterministic and stochastic methods both accept it).
+A method added to the registry is tested here the day it is added: it needs a case (a small
+problem with a known answer, and the same problem with an oracle that raises or returns NaN
+at its k-th call) in one of the ``cases_*`` modules, found through :data:`CASES`. Checked:
+result fields and types, the counters and the history, both callback forms, StopIteration,
+``maxiter=1``, ``max_time=0``, faults after the start as results, same seed same result,
+untouched inputs, and ``minimize(problem, method=name)`` equal to the direct call.
 """
+
+import importlib
 
 import numpy as np
 import pytest
 
 import jitopt
-from jitopt.manifolds import Stiefel
+from jitopt import Status
 
 METHODS = jitopt.available_methods()
-N_SAMPLES, DIM, RANK = 40, 6, 2
+
+#: the case module of each method that does not use the Riemannian one
+CASES = {"iht": "cases_iht", "online_dca": "cases_dc", "evi": "cases_evi",
+         "wdha": "cases_wdha"}
 
 
-class Counting:
-    def __init__(self, f):
-        self.f, self.calls, self.samples = f, 0, 0
-
-    def __call__(self, x, idx):
-        self.calls += 1
-        self.samples += len(idx)
-        return self.f(x, idx)
+def case(method, fault=None, at=3):
+    """``(problem, x0, options)`` of ``method``'s case, or ``None`` when the fault kind does
+    not exist for its problem type."""
+    module = importlib.import_module(CASES.get(method, "cases_riemannian"))
+    return module.make(fault, at)
 
 
-def make_problem():
-    rng = np.random.default_rng(0)
-    z = rng.standard_normal((N_SAMPLES, DIM)) * np.array([3.0, 2.0, 1.0, 0.5, 0.3, 0.2])
-    cost = Counting(lambda x, idx: -np.sum((z[idx] @ x) ** 2) / len(idx))
-    egrad = Counting(lambda x, idx: -2.0 * z[idx].T @ (z[idx] @ x) / len(idx))
-    fopt = -np.linalg.eigvalsh(z.T @ z / N_SAMPLES)[-RANK:].sum()
-    problem = jitopt.FiniteSumProblem(Stiefel(DIM, RANK), cost, egrad, N_SAMPLES, fopt=fopt)
-    return problem, cost, egrad
+def solve(method, problem, x0, options, **more):
+    return jitopt.get_method(method).solver(problem, x0, **{**options, **more})
 
 
-def solve(method, problem, x0, **options):
-    return jitopt.get_method(method).solver(problem, x0, maxiter=30, **options)
+def same(a, b):
+    """Equal arrays, NaN where NaN (fault results may hold NaN values)."""
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_every_registered_method_has_a_case_it_takes():
+    assert len(METHODS) >= 14
+    for method in METHODS:
+        problem, _, _ = case(method)
+        assert jitopt.get_method(method).takes(problem), method
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_result_fields_and_exact_counts(method):
-    problem, cost, egrad = make_problem()
-    x0 = problem.manifold.random_point(1)
-    res = solve(method, problem, x0, rng=0, history=True)
-    for key in ("x", "fun", "grad_norm", "success", "status", "message", "nit", "nfev",
-                "njev", "nifo", "time", "history"):
-        assert key in res, key
-    assert res.success == (res.status == 0)
+def test_result_fields_types_counts_and_history(method):
+    problem, x0, options = case(method)
+    res = solve(method, problem, x0, options, rng=0, history=True)
+    assert isinstance(res, jitopt.OptimizeResult)
+    for key, kind in (("fun", float), ("stationarity", float), ("stationarity_measure", str),
+                      ("success", bool), ("status", Status), ("message", str), ("nit", int),
+                      ("nfev", int), ("njev", int), ("nifo", int), ("time", float)):
+        assert isinstance(res[key], kind), (key, type(res[key]))
+    assert res.x is not None and np.all(np.isfinite(res.x))
+    assert res.success == res.status.success and res.message
+    assert (res.nfev, res.njev, res.nifo) == (problem.counts.nfev, problem.counts.njev,
+                                              problem.counts.nifo)
+    h = res.history
+    assert list(h)[:7] == ["iteration", "time", "fun", "stationarity", "nfev", "njev", "nifo"]
+    assert h["iteration"][0] == 0 and h["iteration"][-1] == res.nit
+    assert np.all(np.diff(h["iteration"]) > 0) and np.all(np.diff(h["time"]) >= 0)
+    for counter in ("nfev", "njev", "nifo"):
+        assert np.all(np.diff(h[counter]) >= 0) and h[counter][-1] <= res[counter]
+
+
+@pytest.mark.parametrize("method", [m for m in METHODS if m not in CASES])
+def test_riemannian_counts_are_the_user_oracle_calls(method):
+    from cases_riemannian import counted
+
+    problem, x0, options, cost, egrad = counted()
+    res = solve(method, problem, x0, options, rng=0)
     assert (res.nfev, res.njev, res.nifo) == (cost.calls, egrad.calls, egrad.samples)
     problem.manifold.check_point(res.x, atol=1e-10)
     assert res.fun <= problem.cost(x0)  # no method ends worse than it started here
-    assert res.history["nifo"][-1] == res.nifo
 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_callbacks_and_stop_iteration(method):
-    problem, _, _ = make_problem()
-    x0 = problem.manifold.random_point(1)
+    problem, x0, options = case(method)
     new, old = [], []
-    solve(method, problem, x0, rng=0,
+    solve(method, problem, x0, options, rng=0,
           callback=lambda intermediate_result: new.append(intermediate_result.nit))
-    solve(method, problem, x0, rng=0, callback=lambda xk: old.append(np.array(xk)))
-    assert len(new) >= 2 and new == sorted(new) and len(old) == len(new)
+    problem, x0, options = case(method)
+    solve(method, problem, x0, options, rng=0, callback=lambda xk: old.append(np.array(xk)))
+    assert len(new) >= 2 and new == sorted(new) and new[0] >= 1 and len(old) == len(new)
 
     def stop(intermediate_result):
-        if intermediate_result.nit >= 2:
+        assert np.isfinite(intermediate_result.stationarity) or \
+            np.isnan(intermediate_result.stationarity)
+        if intermediate_result.nit >= new[1]:
             raise StopIteration
 
-    res = solve(method, problem, x0, rng=0, callback=stop)
-    assert res.status == 99 and not res.success
+    problem, x0, options = case(method)
+    res = solve(method, problem, x0, options, rng=0, callback=stop)
+    assert res.status == Status.CALLBACK == 99 and not res.success
     assert res.message == "`callback` raised `StopIteration`."
+    assert res.nit == new[1]
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_bad_start_reproducibility_and_untouched_input(method):
-    problem, _, _ = make_problem()
-    x0 = problem.manifold.random_point(1)
-    keep = x0.copy()
-    with pytest.raises(ValueError, match="x0"):
-        solve(method, problem, 2.0 * x0, rng=0)
-    with pytest.raises(ValueError, match="x0"):
-        solve(method, problem, x0[:, :1], rng=0)
-    r1 = solve(method, problem, x0, rng=3)
-    r2 = solve(method, problem, x0, rng=3)
-    np.testing.assert_array_equal(r1.x, r2.x)
-    np.testing.assert_array_equal(x0, keep)
+def test_maxiter_one_and_max_time_zero(method):
+    problem, x0, options = case(method)
+    res = solve(method, problem, x0, options, rng=0, maxiter=1)
+    assert res.nit <= 1
+    if not res.success:
+        assert res.status == Status.MAXITER and "maxiter = 1" in res.message
+    problem, x0, options = case(method)
+    res = solve(method, problem, x0, options, rng=0, max_time=0.0)
+    assert res.status == Status.MAXTIME and not res.success and res.nit <= 1
+    assert "max_time = 0 s" in res.message
+
+
+@pytest.mark.parametrize("fault, status", [("raise", Status.ORACLE_ERROR),
+                                           ("nan", Status.NONFINITE)])
+@pytest.mark.parametrize("method", METHODS)
+def test_faults_after_the_start_become_results(method, fault, status):
+    made = case(method, fault, at=3)
+    if made is None:
+        pytest.skip(f"{method}'s problem type has no user oracle that can {fault}")
+    problem, x0, options = made
+    res = solve(method, problem, x0, options, rng=0)
+    assert res.status == status and not res.success, res.message
+    assert "at iteration" in res.message
+    if fault == "raise":
+        assert "ZeroDivisionError" in res.message
+    else:
+        assert "non-finite" in res.message
+    assert res.x is not None and np.all(np.isfinite(res.x))
+    assert isinstance(res.fault, jitopt.OracleError)
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_nonfinite_oracle_gives_failed_result(method):
-    problem, _, _ = make_problem()
-    broken = jitopt.FiniteSumProblem(
-        problem.manifold, lambda x, idx: np.nan, lambda x, idx: np.full(x.shape, np.nan),
-        N_SAMPLES)
-    res = solve(method, broken, problem.manifold.random_point(1), rng=0)
-    assert not res.success and res.status == jitopt.Status.NONFINITE
+def test_same_seed_same_result_and_untouched_input(method):
+    problem, x0, options = case(method)
+    keep = None if x0 is None else np.array(x0, copy=True)
+    r1 = solve(method, problem, x0, options, rng=3)
+    problem2, x02, _ = case(method)
+    r2 = solve(method, problem2, x02, options, rng=3)
+    same(r1.x, r2.x)
+    same(r1.fun, r2.fun)
+    assert (r1.nit, r1.nfev, r1.njev, r1.nifo) == (r2.nit, r2.nfev, r2.njev, r2.nifo)
+    if keep is not None:
+        same(x0, keep)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_minimize_with_the_problem_equals_the_direct_call(method):
+    problem, x0, options = case(method)
+    direct = solve(method, problem, x0, options, rng=5)
+    problem, x0, options = case(method)
+    via = jitopt.minimize(problem, x0, method=method, options={**options, "rng": 5})
+    same(direct.x, via.x)
+    assert (direct.fun, direct.nit, direct.nfev, direct.status) == \
+        (via.fun, via.nit, via.nfev, via.status)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_other_problem_types_are_refused_naming_both(method):
+    takes = jitopt.get_method(method).problem_type
+    for other in set(CASES.values()) | {"cases_riemannian"}:
+        problem, _, _ = importlib.import_module(other).make()
+        if isinstance(problem, takes):
+            continue
+        with pytest.raises(TypeError, match=f"{takes.__name__} for method '{method}', "
+                                            f"got a {type(problem).__name__}"):
+            jitopt.minimize(problem, method=method)
+
+
+def test_riemannian_bad_start_is_refused_before_the_start():
+    problem, x0, options = case("rgd")
+    for method in [m for m in METHODS if m not in CASES]:
+        with pytest.raises(ValueError, match="x0"):
+            solve(method, problem, 2.0 * x0, options, rng=0)
+        with pytest.raises(ValueError, match="x0"):
+            solve(method, problem, x0[:, :1], options, rng=0)

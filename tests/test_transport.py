@@ -4,6 +4,9 @@ the exact 1-D tools, and the WDHA barycenter."""
 import numpy as np
 import pytest
 
+import jitopt
+from jitopt import Status
+from jitopt.problems import BarycenterProblem
 from jitopt.transport import (
     barycenter_1d,
     c_transform,
@@ -14,6 +17,7 @@ from jitopt.transport import (
     pushforward,
     wasserstein2_1d,
     wasserstein2_grid,
+    wdha,
     wdha_barycenter,
 )
 
@@ -433,6 +437,181 @@ def test_bad_input():
 
 def test_divergence_stops_with_a_warning():
     A = np.array([_disk((16, 16), c, 0.2) for c in CENTRES])
-    with pytest.warns(RuntimeWarning, match="Non-finite"):
+    with pytest.warns(RuntimeWarning, match="non-finite"):
         bary, log = wdha_barycenter(A, sigma0=1e308, log=True)
     assert not log["success"] and log["status"] == 4 and log["niter"] < 300
+    # the result is the start (the first input), not NaN
+    assert np.max(np.abs(bary - A[0] / A[0].sum())) <= 1e-15
+
+
+# -- the wdha solver and its problem type --------------------------------------------------
+
+
+def _four_disks(shape=(16, 16)):
+    return np.array([_disk(shape, c, 0.2) for c in CENTRES])
+
+
+def test_barycenter_problem_normalises_and_keeps_the_input():
+    A = _four_disks((12, 10))
+    A[1] *= 3.0
+    A0 = A.copy()
+    problem = BarycenterProblem(A, weights=[1, 1, 1, 1.0 + 1e-9] / np.float64(4 + 1e-9))
+    assert np.array_equal(A, A0)
+    assert problem.shape == (12, 10) and problem.n_densities == 4
+    assert np.max(np.abs(problem.densities.mean(axis=(1, 2)) - 1)) <= 1e-14
+    assert np.max(np.abs(problem.densities[1] - A[1] / A[1].mean())) <= 1e-14
+    assert abs(problem.weights.sum() - 1) <= 1e-15
+    assert np.array_equal(BarycenterProblem(A).weights, np.full(4, 0.25))
+    assert problem.counts.nfev == problem.counts.njev == problem.counts.nifo == 0
+
+
+def test_barycenter_problem_errors_name_the_argument():
+    A = _four_disks()
+    with pytest.raises(ValueError, match="densities must be nonnegative"):
+        BarycenterProblem(-A)
+    with pytest.raises(ValueError, match="densities must be a 3-D"):
+        BarycenterProblem(A[0])
+    with pytest.raises(ValueError, match="densities must have at least 3 cells"):
+        BarycenterProblem(A[:, :2])
+    with pytest.raises(TypeError, match="densities must be a real-valued"):
+        BarycenterProblem(A.astype(complex))
+    with pytest.raises(ValueError, match=r"weights must have shape \(4,\)"):
+        BarycenterProblem(A, weights=[0.5, 0.5])
+    with pytest.raises(ValueError, match="weights must lie on the probability simplex"):
+        BarycenterProblem(A, weights=[0.5, 0.5, 0.5, -0.5])
+    with pytest.raises(TypeError, match="weights must be a real-valued"):
+        BarycenterProblem(A, weights=["a"] * 4)
+
+
+def test_wdha_result_fields_counts_and_history():
+    problem = BarycenterProblem(_four_disks(), weights=[0.5, 0.5, 0.0, 0.0])
+    res = wdha(problem, maxiter=12, history=True)
+    assert res.status == Status.SCHEDULE_DONE and res.success and res.nit == 12
+    assert res.message.startswith("The schedule of 12 iterations is finished")
+    assert res.stationarity_measure == "max(squared Wasserstein gradient norm, largest " \
+                                       "H^-1 residual)"
+    assert res.stationarity == max(res.wasserstein_gradient, res.h1_residual.max())
+    assert abs(res.fun - 2 * (0.5 * res.dual[0] + 0.5 * res.dual[1])) <= 1e-15
+    assert res.x.shape == (16, 16) and np.all(res.x >= 0) and abs(res.x.sum() - 1) <= 1e-12
+    # one evaluation at the start and one per iteration, two inputs of positive weight
+    assert (res.nfev, res.njev, res.nifo) == (13, 13, 26)
+    assert res.potentials.shape == (4, 16, 16) and res.sigma.shape == (4,)
+    assert np.all(res.dual[2:] == 0) and np.all(res.h1_residual[2:] == 0)
+    h = res.history
+    assert list(h) == ["iteration", "time", "fun", "stationarity", "nfev", "njev", "nifo",
+                       "wasserstein_gradient", "max_h1_residual", "dual_0", "dual_1",
+                       "dual_2", "dual_3", "h1_residual_0", "h1_residual_1",
+                       "h1_residual_2", "h1_residual_3"]
+    assert np.array_equal(h["iteration"], np.arange(13)) and h["nfev"][-1] == res.nfev
+    assert h["fun"][-1] == res.fun and h["stationarity"][-1] == res.stationarity
+    assert np.array_equal(h["stationarity"],
+                          np.maximum(h["wasserstein_gradient"], h["max_h1_residual"]))
+    assert h["stationarity"][-1] < h["stationarity"][0]
+
+
+def test_wdha_converges_at_once_on_identical_inputs_and_from_the_answer():
+    rho = np.random.default_rng(0).uniform(0, 1, (10, 14))
+    res = wdha(BarycenterProblem([rho, 2 * rho]))
+    assert res.status == Status.CONVERGED and res.success and res.nit == 0
+    assert res.stationarity <= 1e-28 and "<= tol = 1e-12" in res.message
+    assert np.max(np.abs(res.x - rho / rho.sum())) <= 1e-15
+    # weights (0, 1) starting from the second input: the start is the answer
+    A = _four_disks()[:2]
+    x0 = 5 * A[1]
+    keep = x0.copy()
+    res = wdha(BarycenterProblem(A, weights=[0.0, 1.0]), x0)
+    assert res.status == Status.CONVERGED and res.nit == 0
+    assert np.max(np.abs(res.x - A[1] / A[1].sum())) <= 1e-15
+    assert np.array_equal(x0, keep)
+    # and from the first input it takes the schedule to get there
+    res = wdha(BarycenterProblem(A, weights=[0.0, 1.0]), maxiter=100)
+    assert res.status == Status.SCHEDULE_DONE and res.nit == 100
+    assert np.sqrt(wasserstein2_grid(res.x, A[1])) <= 1.0 / 16
+
+
+def test_wdha_x0_sets_the_start():
+    problem = BarycenterProblem(_four_disks())
+    flat = wdha(problem, np.ones((16, 16)), maxiter=1, history=True)
+    first = wdha(problem, maxiter=1, history=True)
+    # the start's objective estimate differs: the uniform density is nearer the inputs
+    assert flat.history["fun"][0] < first.history["fun"][0]
+    with pytest.raises(ValueError, match=r"x0 must have the grid shape \(16, 16\)"):
+        wdha(problem, np.ones((16, 15)))
+    with pytest.raises(ValueError, match="x0 must be nonnegative"):
+        wdha(problem, -np.ones((16, 16)))
+
+
+def test_wdha_callbacks_stop_and_time_limit():
+    problem = BarycenterProblem(_four_disks())
+    seen, xs = [], []
+    wdha(problem, maxiter=6, callback=lambda intermediate_result: seen.append(
+        (intermediate_result.nit, intermediate_result.fun)))
+    wdha(problem, maxiter=6, callback=lambda xk: xs.append(xk.sum()))
+    assert [nit for nit, _ in seen] == [1, 2, 3, 4, 5, 6] and len(xs) == 6
+    assert np.allclose(xs, 1.0, atol=1e-12)
+
+    def stop(intermediate_result):
+        if intermediate_result.nit == 3:
+            raise StopIteration
+
+    res = wdha(problem, maxiter=6, callback=stop)
+    assert res.status == Status.CALLBACK and not res.success and res.nit == 3
+    assert res.fun == seen[2][1]
+    res = wdha(problem, max_time=0.0)
+    assert res.status == Status.MAXTIME and res.nit == 0 and not res.success
+    assert "max_time = 0 s" in res.message
+
+
+def test_wdha_nonfinite_values_become_a_result():
+    problem = BarycenterProblem(_four_disks())
+    # an ascent step that overflows at the start: the result is the start
+    res = wdha(problem, sigma0=1e308)
+    assert res.status == Status.NONFINITE and not res.success
+    assert "non-finite" in res.message and "at iteration 0" in res.message
+    assert np.array_equal(res.x, problem.densities[0] / problem.densities[0].sum())
+    assert isinstance(res.fault, jitopt.NonFiniteOracle)
+    # one that overflows after the first steps: the best iterate before it
+    res = wdha(problem, sigma0=1e290)
+    assert res.status == Status.NONFINITE and "at iteration 2" in res.message
+    assert res.nit == 1 and np.all(np.isfinite(res.x)) and abs(res.x.sum() - 1) <= 1e-12
+
+
+def test_wdha_options_are_checked():
+    problem = BarycenterProblem(_four_disks())
+    for name, value, error in (("maxiter", 0, ValueError), ("maxiter", 2.5, TypeError),
+                               ("tol", -1.0, ValueError), ("order", "random", ValueError),
+                               ("sigma0", 0.0, ValueError), ("n_jobs", 0, ValueError),
+                               ("max_subsamples", 0, ValueError),
+                               ("max_time", -1.0, ValueError), ("rng", "seed", TypeError)):
+        with pytest.raises(error, match=name):
+            wdha(problem, **{name: value})
+
+
+def test_wdha_disp_prints_progress(capsys):
+    wdha(BarycenterProblem(_four_disks()), maxiter=3, disp=True)
+    out = capsys.readouterr().out
+    assert "stationarity" in out and "The schedule of 3 iterations is finished" in out
+
+
+def test_wrapper_is_the_solver_with_pot_names():
+    A = _four_disks((16, 20))
+    w = [0.1, 0.2, 0.3, 0.4]
+    bary, log = wdha_barycenter(A, weights=w, numItermax=15, order="jacobi", log=True)
+    res = wdha(BarycenterProblem(A, w), maxiter=15, order="jacobi", history=True)
+    assert np.array_equal(bary, res.x)
+    assert log["niter"] == 15 and log["dual"].shape == (15, 4)
+    assert np.array_equal(log["objective"], res.history["fun"][:15])
+    assert np.array_equal(log["dual"][:, 2], res.history["dual_2"][:15])
+    assert np.array_equal(log["stationarity"], res.history["wasserstein_gradient"][:15])
+    assert np.array_equal(log["potentials"], res.potentials)
+    assert log["status"] == Status.SCHEDULE_DONE and log["success"]
+
+
+def test_minimize_dispatches_a_barycenter_problem_to_wdha():
+    problem = BarycenterProblem(_four_disks())
+    assert "wdha" in jitopt.available_methods(problem)
+    res = jitopt.minimize(problem, tol=1e-3, options={"maxiter": 5})
+    direct = wdha(BarycenterProblem(_four_disks()), maxiter=5, tol=1e-3)
+    assert np.array_equal(res.x, direct.x) and res.nit == direct.nit == 5
+    with pytest.raises(TypeError, match="BarycenterProblem for method 'wdha', got a Problem"):
+        wdha(jitopt.problems.pca(np.diag([2.0, 1.0]), 1))

@@ -71,8 +71,9 @@ class BaseProblem:
         """``value``, or :class:`NonFiniteOracle` if it holds NaN or inf."""
         if isinstance(value, float):
             finite = math.isfinite(value)
-        else:  # a sum is finite when every entry is (overflow aside: then check each)
-            finite = np.isfinite(np.sum(value)) or np.isfinite(value).all()
+        else:  # NaN and inf reach the squared norm (overflow aside: then check each entry)
+            flat = value.ravel() if isinstance(value, np.ndarray) else np.ravel(value)
+            finite = math.isfinite(flat @ flat) or bool(np.isfinite(flat).all())
         if not finite:
             raise NonFiniteOracle(f"The oracle {name} returned a non-finite value (NaN or inf)")
         return value
@@ -189,7 +190,9 @@ class Problem(BaseProblem):
                 f"The oracle {oracle} must return a scalar, got {type(value).__name__} "
                 f"of shape {np.shape(value)}"
             ) from None
-        return self.check_finite(oracle, value)
+        if not math.isfinite(value):
+            raise NonFiniteOracle(f"The oracle {oracle} returned a non-finite value ({value})")
+        return value
 
     def _check_grad(self, g, oracle, shape=None):
         shape = self.manifold.shape if shape is None else shape

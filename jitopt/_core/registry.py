@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 from scipy.optimize import OptimizeWarning
 
-from .._validation import check_real
+from ..validation import check_real
 from ..manifolds import Euclidean, Manifold
 from .problem import BaseProblem, Problem
 from .result import _run_frames, _wants_intermediate_result

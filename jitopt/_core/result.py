@@ -156,7 +156,8 @@ class OptimizeResult(scipy.optimize.OptimizeResult):
 class History:
     """Per-iteration records as a dict of arrays: the common columns
     ``iteration, time, fun, stationarity, nfev, njev, nifo`` and a method's own ``extra``
-    columns (floats)."""
+    columns (int64 when every entry is an integer, else float; NaN where an iterate has no
+    value)."""
 
     FIELDS = ("iteration", "time", "fun", "stationarity", "nfev", "njev", "nifo")
     _INT = {"iteration", "nfev", "njev", "nifo"}
@@ -172,8 +173,14 @@ class History:
     def as_arrays(self):
         names = self.FIELDS + self.extra
         columns = list(zip(*self._rows)) if self._rows else [()] * len(names)
-        return {name: np.asarray(col, dtype=np.int64 if name in self._INT else float)
+        return {name: np.asarray(col, dtype=np.int64 if self._integer(name, col) else float)
                 for name, col in zip(names, columns)}
+
+    def _integer(self, name, column):
+        if name in self._INT:
+            return True
+        return name in self.extra and bool(column) and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in column)
 
 
 def _wants_intermediate_result(callback):
@@ -239,8 +246,11 @@ class Monitor:
         self.measure = measure
         self.tol_name = tol_name
         self.limits = limits
-        self.last = None  # (nit, x, fun, stationarity) of the last iterate
-        self.best = None  # the same for the iterate of least finite fun (x copied)
+        # (nit, x, fun, stationarity) of the last iterate and of the one of least finite fun;
+        # x is kept by reference (no copy per iteration): a solver that updates its iterate
+        # in place reports its last iterate after a fault
+        self.last = None
+        self.best = None
         self._base = self._snapshot()
         self.start = time.perf_counter()
         frames = _run_frames()
@@ -262,7 +272,7 @@ class Monitor:
         """Record iterate ``nit``; ``True`` when the callback asks to stop."""
         self.last = (nit, x, fun, stationarity)
         if math.isfinite(fun) and (self.best is None or fun < self.best[2]):
-            self.best = (nit, np.array(x, copy=True), fun, stationarity)
+            self.best = self.last
         if self.history is not None:
             self.history.record(nit, self.elapsed(), fun, stationarity, self.counts(),
                                 tuple(extra.get(name, np.nan) for name in self.extra))
@@ -282,6 +292,8 @@ class Monitor:
                 self.callback(np.array(x, copy=True))
         except StopIteration:
             return True
+        except Exception as err:
+            raise OracleError("The callback raised an exception") from err
         return False
 
     def message(self, status, fun=np.nan, stationarity=np.nan, nit=0, **values):
@@ -331,7 +343,8 @@ class Monitor:
         if isinstance(error, NonFiniteOracle):
             message = f"{error} {where}."
         elif isinstance(error, OracleError):
-            message = f"{error} {where} ({type(cause).__name__}: {cause})."
+            message = f"{error} {where}" + \
+                (f" ({type(cause).__name__}: {cause})." if cause is not None else ".")
         else:
             message = f"An inner solver failed {where}: {type(error).__name__}: {error}."
         if picked is None:

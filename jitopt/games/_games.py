@@ -12,38 +12,14 @@ refinement of CE (Zhang et al., ICML 2025, §5).
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from .._core.result import OptimizeResult
-from ..solvers import _evi_kernels as _k
+from ..problems import AffineOperator, NormalFormOperator, VIProblem
 from ..sets import ProductOfSimplices
-from ..solvers.evi import AffineOperator, VIProblem, evi, evi_gap
+from ..solvers import evi, evi_gap
+from ..validation import check_choice, check_int, check_rng
 
 __all__ = ["NormalFormGame", "PolymatrixGame", "concave_game"]
-
-
-class _NormalFormOperator:
-    """``F(x) = -(grad_{x_i} u_i(x))_i`` of a normal-form game, compiled inside the loop."""
-
-    def __init__(self, U, off):
-        self.U = np.ascontiguousarray(U)
-        self.off = off
-        self.dim = int(off[-1])
-
-    def __call__(self, x):
-        x = np.ascontiguousarray(x, dtype=float)
-        if x.shape != (self.dim,):
-            raise ValueError(f"x must be a concatenated mixed profile of shape ({self.dim},), "
-                             f"got {x.shape}")
-        if not np.all(np.isfinite(x)):
-            raise ValueError("x contains NaN or inf")
-        out = np.empty(self.dim)
-        _k.operator(_k.OP_NORMAL_FORM, np.zeros((1, 1)), np.zeros(1), self.U, self.off, x, out)
-        return out
-
-    def _evi_structure(self):
-        return _k.OP_NORMAL_FORM, np.zeros((1, 1)), np.zeros(1), self.U, self.off
 
 
 class _GameBase:
@@ -59,20 +35,35 @@ class _GameBase:
         return [x[self.offsets[i]:self.offsets[i + 1]] for i in range(self.n_players)]
 
     def vi_problem(self):
-        """The :class:`jitopt.solvers.evi.VIProblem` of the game."""
+        """The :class:`jitopt.problems.VIProblem` of the game (domain the product of the
+        players' simplices)."""
         return VIProblem(self.operator, ProductOfSimplices(self.sizes))
 
     def correlated_equilibrium(self, tol=1e-3, deviations="ce", learner="prm+", **options):
         r"""An :math:`\varepsilon`-CE (``deviations="ce"``, the sum over players of the CE
-        regrets at most ``tol``) or :math:`\varepsilon`-ALCE (``"alce"``) computed by
+        regrets at most ``tol``) or :math:`\varepsilon`-ALCE (``deviations="linear"``: all
+        affine deviations, the anonymous linear correlated equilibria) computed by
         :func:`jitopt.solvers.evi`, as a mixture of mixed profiles (``points``,
-        ``weights``); ``options`` go to :func:`~jitopt.solvers.evi`. The default learner is
-        predictive regret matching+, which needs fewer rounds than regret matching+ on games
-        (see the benchmark ``python -m benchmarks evi``)."""
-        if deviations not in ("ce", "alce"):
-            raise ValueError(f"deviations must be 'ce' or 'alce', got {deviations!r}")
-        return evi(self.vi_problem(), tol=tol, learner=learner,
-                   deviations="ce" if deviations == "ce" else "linear", **options)
+        ``weights``); ``deviations`` and every other option (``options``) are those of
+        :func:`~jitopt.solvers.evi`. The default learner is predictive regret matching+,
+        which needs fewer rounds than regret matching+ on games (see the benchmark
+        ``python -m benchmarks evi``).
+
+        Examples
+        --------
+        Rock-paper-scissors: the marginals of a CE (``res.x``, the mean of the mixture)
+        approach the unique Nash equilibrium, uniform play.
+
+        >>> import numpy as np
+        >>> from jitopt.games import NormalFormGame
+        >>> A = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
+        >>> res = NormalFormGame([A, -A]).correlated_equilibrium(tol=1e-4)
+        >>> bool(res.success), bool(np.abs(res.x - 1 / 3).max() < 1e-3)
+        (True, True)
+        """
+        check_choice("deviations", deviations, ("ce", "linear"))
+        return evi(self.vi_problem(), tol=tol, deviations=deviations, learner=learner,
+                   **options)
 
     def mixture_gaps(self, points, weights=None):
         """Per-player ALCE, CE and CCE gaps of a mixture of mixed profiles (closed form)."""
@@ -146,11 +137,12 @@ class _GameBase:
             ``dist`` (tensor of shape ``sizes``), ``welfare``, ``n_variables``, ``nnz``,
             ``status``/``success``/``message`` of HiGHS.
         """
-        if objective not in ("welfare", "feasibility"):
-            raise ValueError(f"objective must be 'welfare' or 'feasibility', got {objective!r}")
+        from scipy.optimize import linprog
+
+        check_choice("objective", objective, ("welfare", "feasibility"))
         U = self.payoffs()
         N = int(np.prod(self.sizes))
-        A_ub = self._ce_constraints(U, N)
+        A_ub = self.ce_constraints()
         cost = -U.reshape(self.n_players, N).sum(axis=0) if objective == "welfare" else np.zeros(N)
         r = linprog(cost, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=np.ones((1, N)),
                     b_eq=[1.0], bounds=(0, None), method="highs")
@@ -162,7 +154,16 @@ class _GameBase:
         return OptimizeResult(dist=dist, welfare=welfare, n_variables=N, nnz=int(A_ub.nnz),
                               status=int(r.status), success=bool(r.status == 0), message=r.message)
 
-    def _ce_constraints(self, U, N):
+    def ce_constraints(self):
+        r"""The CE constraints over pure profiles as a sparse matrix :math:`G` (a
+        ``scipy.sparse.csr_matrix``): a distribution :math:`p` (flattened row-major over
+        the profiles) is a CE iff :math:`p \ge 0`, :math:`\sum p = 1` and :math:`G p \le 0`.
+        Row :math:`(i, a, b)`, for each player :math:`i` and actions :math:`a \ne b` in that
+        order, is :math:`\sum_{a_{-i}} p(a, a_{-i})[u_i(b, a_{-i}) - u_i(a, a_{-i})]`."""
+        import scipy.sparse as sp
+
+        U = self.payoffs()
+        N = int(np.prod(self.sizes))
         idx = np.arange(N).reshape(self.sizes)
         rows, cols, vals = [], [], []
         row = 0
@@ -201,7 +202,7 @@ class NormalFormGame(_GameBase):
     n_players : int
     sizes : tuple of int
         Actions per player.
-    operator : callable
+    operator : jitopt.problems.NormalFormOperator
         :math:`F(x) = -(\nabla_{x_i} u_i(x))_i` on concatenated mixed profiles (compiled).
     """
 
@@ -227,7 +228,7 @@ class NormalFormGame(_GameBase):
         self.sizes, self.offsets = _sizes_offsets(shape)
         self.dim = int(self.offsets[-1])
         self._U = np.ascontiguousarray(np.stack(arrays))
-        self.operator = _NormalFormOperator(self._U.reshape(n, -1), self.offsets)
+        self.operator = NormalFormOperator(self._U)
 
     def payoffs(self):
         """The payoff tensors, shape ``(n, m_1, ..., m_n)`` (a copy)."""
@@ -289,8 +290,6 @@ class PolymatrixGame(_GameBase):
     def ring(cls, n, m=3, rng=None, zero_sum=False):
         """Players on a ring, each edge in both directions with payoffs U(-1, 1) (or
         ``A_ji = -A_ij^T`` when ``zero_sum``)."""
-        from .._validation import check_int, check_rng
-
         n = check_int("n", n, 3)
         m = check_int("m", m, 1)
         gen = check_rng(rng)
@@ -331,13 +330,13 @@ def concave_game(partial_gradients, domain, *, dim=None):
     partial_gradients : callable
         ``partial_gradients(x) -> ndarray (d,)``: the concatenated gradients
         :math:`(\nabla_{x_i} u_i(x))_i` of each player's utility in its own variables.
-    domain : domain of :class:`jitopt.solvers.evi.VIProblem`
-        The joint strategy set; a :class:`~jitopt.solvers.evi.Polytope` expresses coupled
-        (shared) constraints.
+    domain : a domain of :class:`jitopt.problems.VIProblem`
+        The joint strategy set; a :class:`jitopt.sets.Polytope` expresses coupled (shared)
+        constraints.
 
     Returns
     -------
-    VIProblem
+    jitopt.problems.VIProblem
     """
     if not callable(partial_gradients):
         raise TypeError("partial_gradients must be callable")

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .._validation import as_c_float as _c
+from ..validation import as_c_float as _c
 from . import _kernels as K
 from ._base import Manifold
 

@@ -3,7 +3,7 @@
 import numpy as np
 import scipy.linalg
 
-from .._validation import as_c_float as _c
+from ..validation import as_c_float as _c
 from . import _kernels as K
 from ._base import Manifold
 

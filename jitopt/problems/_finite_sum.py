@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from .._core.problem import FiniteSumProblem
-from .._validation import check_choice, check_int, check_real, check_rng
+from ..validation import check_choice, check_int, check_real, check_rng
 from ..manifolds import SPD, Grassmann, Sphere, Stiefel
 from ..manifolds._kernels import spd_sqrt_and_inv_sqrt, sym
 

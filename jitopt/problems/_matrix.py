@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit
 
 from .._core.problem import Problem
-from .._validation import check_choice, check_int, check_rng
+from ..validation import check_choice, check_int, check_rng
 from ..manifolds import Grassmann, Orthogonal, Stiefel
 
 __all__ = ["pca", "procrustes", "brockett", "linear_cost", "spectrum_matrix"]

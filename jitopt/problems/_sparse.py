@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit
 
 from .._core.problem import FiniteSumProblem
-from .._validation import check_int, check_real, check_rng
+from ..validation import check_int, check_real, check_rng
 
 __all__ = ["least_squares", "logistic", "sparse_regression_data", "LeastSquares", "Logistic"]
 
@@ -56,7 +56,7 @@ def _column_norms2(X):
 
 
 @njit(cache=True)
-def _ls_full(w, X, y, b, cache, slot, last, streak, counter, persist):
+def least_squares_kernel(w, X, y, b, cache, slot, last, streak, counter, persist):
     """Cost and gradient of ||Xw - y||^2/(2n), with the Gram rows G_j = X^T x_j / n of the
     support cached in ``cache`` (``slot[j]`` its row, -1 if absent) when they fit.
 
@@ -170,10 +170,18 @@ class LeastSquares(FiniteSumProblem):
         super().__init__(Euclidean(p), self._cost_idx, self._egrad_idx, n)
         self._cost_and_egrad = self._full
 
+    @property
+    def kernel_args(self):
+        """The arguments after ``w`` of the compiled oracle :func:`least_squares_kernel`,
+        ``(X, y, X^T y/n, Gram cache and its bookkeeping, persistence)``, for solvers that
+        run their loop in Numba (``least_squares_kernel(w, *kernel_args)`` is
+        ``cost_and_egrad(w)`` uncounted; the cache is shared with the problem)."""
+        return (self.X, self.y, self._b, self._cache, self._slot, self._last, self._streak,
+                self._counter, _PERSIST)
+
     def _full(self, w):
-        w = np.require(w, float, "CW")
-        return _ls_full(w, self.X, self.y, self._b, self._cache, self._slot, self._last,
-                        self._streak, self._counter, _PERSIST)
+        w = np.ascontiguousarray(w, dtype=float)
+        return least_squares_kernel(w, *self.kernel_args)
 
     def _cost_idx(self, w, idx):
         if idx.shape[0] == self.n_samples:
@@ -194,6 +202,13 @@ class LeastSquares(FiniteSumProblem):
         self.counts.nifo += self.n_samples
         f, g = self._full(x)
         return float(f), g
+
+    def egrad(self, x, idx=None):
+        if idx is not None:
+            return super().egrad(x, idx)
+        self.counts.njev += 1
+        self.counts.nifo += self.n_samples
+        return self._full(x)[1]
 
     def gram_block(self, support):
         r"""``(Q, c)`` with :math:`Q = X_S^\top X_S/n` and :math:`c = X_S^\top y/n`, so that
@@ -226,6 +241,11 @@ class LeastSquares(FiniteSumProblem):
             self._slot[missing] = np.arange(start, start + missing.shape[0])
             self._counter[0] += missing.shape[0]
         return self._cache[self._slot[idx]]
+
+    @property
+    def n_cached_rows(self):
+        """How many rows of :math:`X^\top X/n` are cached now."""
+        return int(self._counter[0])
 
     def gram_rhs(self):
         r""":math:`X^\top y/n`, so that :math:`\nabla R(w) = Gw - X^\top y/n`."""

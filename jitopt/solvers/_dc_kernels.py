@@ -29,43 +29,8 @@ identity. The duality gap at :math:`x = x(u)` is
 import numpy as np
 from numba import njit
 
+from ..problems._dc_kernels import HINGE, HUBER, LAD, SQUARED, loss_deriv, loss_value, row_dot
 from ..sets import project_kernel
-
-LAD, SQUARED, HUBER, HINGE = 0, 1, 2, 3
-
-
-@njit(cache=True)
-def _row_dot(A, i, x):
-    """a_iᵀx for row i of A."""
-    s = 0.0
-    for j in range(x.shape[0]):
-        s += A[i, j] * x[j]
-    return s
-
-
-@njit(cache=True)
-def loss_value(code, s, b, delta):
-    """The loss of the prediction ``s`` for the label ``b``."""
-    if code == LAD:
-        return abs(s - b)
-    if code == SQUARED:
-        return 0.5 * (s - b) ** 2
-    if code == HUBER:
-        r = abs(s - b)
-        return 0.5 * r * r if r <= delta else delta * (r - 0.5 * delta)
-    return max(0.0, 1.0 - b * s)  # hinge, b in {-1, 1}
-
-
-@njit(cache=True)
-def _loss_deriv(code, s, b, delta):
-    """A subgradient of the loss in ``s`` (warm start of the dual)."""
-    if code == LAD:
-        return np.sign(s - b)
-    if code == SQUARED:
-        return s - b
-    if code == HUBER:
-        return min(max(s - b, -delta), delta)
-    return -b if b * s < 1.0 else 0.0
 
 
 @njit(cache=True)
@@ -141,7 +106,7 @@ def _interior(code, u, b, delta):
 @njit(cache=True)
 def _coordinate_step(A, b, code, delta, i, sqi, n, mu, u, x):
     """Maximize the quadratic minorant of the dual in u_i; update u_i, return the change."""
-    s = _row_dot(A, i, x)
+    s = row_dot(A, i, x)
     sigma = mu * n / sqi
     v = u[i] + sigma * s
     unew = v - sigma * _loss_prox(code, v / sigma, b[i], 1.0 / sigma, delta)
@@ -166,7 +131,7 @@ def _certificate(A, b, code, delta, lam, y, xt, mu, u, x):
     gap = 0.0
     primal = 0.0
     for i in range(n):
-        s = _row_dot(A, i, x)
+        s = row_dot(A, i, x)
         li = loss_value(code, s, b[i], delta)
         primal += li
         gap += li + _loss_conj(code, u[i], b[i], delta) - u[i] * s
@@ -199,7 +164,7 @@ def solve_prox_subproblem(A, b, code, delta, lam, y, xt, mu, lo, hi, fpar, ipar,
             s += A[i, j] * xt[j]
             q += A[i, j] * A[i, j]
         sq[i] = q
-        u[i] = _loss_deriv(code, s, b[i], delta)
+        u[i] = loss_deriv(code, s, b[i], delta)
         c = u[i] / (n * mu)
         for j in range(p):
             z[j] -= c * A[i, j]
@@ -244,49 +209,3 @@ def solve_prox_subproblem(A, b, code, delta, lam, y, xt, mu, lo, hi, fpar, ipar,
             if moved <= 1e-3 * np.sqrt(tol) * (1.0 + np.sqrt(np.sum(x * x))):
                 break
     return max(gap, 0.0), primal, epochs
-
-
-@njit(cache=True)
-def mean_loss(A, b, code, delta, x):
-    """(1/N) sum_i loss(a_i^T x; b_i)."""
-    n = A.shape[0]
-    total = 0.0
-    for i in range(n):
-        s = _row_dot(A, i, x)
-        total += loss_value(code, s, b[i], delta)
-    return total / n
-
-
-@njit(cache=True)
-def mean_loss_subgradient(A, b, code, delta, x, out):
-    """out <- (1/N) sum_i loss'(a_i^T x; b_i) a_i (a subgradient of the mean loss)."""
-    n, p = A.shape
-    for j in range(p):
-        out[j] = 0.0
-    for i in range(n):
-        s = _row_dot(A, i, x)
-        g = _loss_deriv(code, s, b[i], delta) / n
-        if g != 0.0:
-            for j in range(p):
-                out[j] += g * A[i, j]
-
-
-@njit(cache=True)
-def subgradient_variance(A, b, code, delta, x):
-    r"""The sample variance :math:`\frac1{N-1}\sum_i \|s_i - \bar s\|^2` of the per-sample
-    loss subgradients :math:`s_i = \ell'(a_i^\top x; b_i)\, a_i` (``N >= 2``; two passes).
-
-    It estimates the variance of one sample, :math:`N` times the variance of their mean,
-    which the norm test of the online DCA compares with the step.
-    """
-    n, p = A.shape
-    mean = np.empty(p)
-    mean_loss_subgradient(A, b, code, delta, x, mean)
-    total = 0.0
-    for i in range(n):
-        s = _row_dot(A, i, x)
-        g = _loss_deriv(code, s, b[i], delta)
-        for j in range(p):
-            v = g * A[i, j] - mean[j]
-            total += v * v
-    return total / (n - 1)

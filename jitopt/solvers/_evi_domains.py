@@ -1,34 +1,33 @@
-r"""Domains of the EVI solver and their oracles: the closed-form and LP gaps, linear
-minimisation, fixed points of affine self-maps, the reweighting LP and an H-description.
+r"""The internal form of an EVI domain: the coordinates of the learners, fixed points of
+affine self-maps, the closed-form and LP gaps, the reweighting LPs, the deviation experts
+of the column generation and a full-dimensional description for the ellipsoid.
 
-A user passes :class:`jitopt.sets.Simplex`, a bounded :class:`jitopt.sets.Box` (or
-:class:`jitopt.sets.LInfBall`), :class:`jitopt.sets.ProductOfSimplices` or
-:class:`jitopt.sets.Polytope`;
-:func:`make_domain` turns it into a :class:`Domain` holding the internal coordinates of the
-learners (see :mod:`jitopt.solvers._evi_kernels`): ``x = shift + T y`` with ``y`` in a product
-of standard simplices or in the unit box. A polytope is lifted to barycentric coordinates over
-its vertices, ``x = V y`` with ``y`` in a simplex: every affine self-map of ``X`` is ``V Y`` on
-those coordinates for a column-stochastic ``Y``, so a swap-regret learner on the lift controls
-the Phi_LIN regret on ``X``.
+:class:`EVIDomain` turns a domain of :class:`jitopt.problems.VIProblem` (a
+:class:`jitopt.sets.Simplex`, a bounded :class:`jitopt.sets.Box`,
+:class:`jitopt.sets.ProductOfSimplices` or :class:`jitopt.sets.Polytope`) into the internal
+coordinates of the learners (see :mod:`jitopt.solvers._evi_kernels`): ``x = shift + T y``
+with ``y`` in a product of standard simplices or in the unit box. A polytope is lifted to
+barycentric coordinates over its vertices, ``x = V y`` with ``y`` in a simplex: every affine
+self-map of ``X`` is ``V Y`` on those coordinates for a column-stochastic ``Y``, so a
+swap-regret learner on the lift controls the Phi_LIN regret on ``X``. Projections and
+membership are those of the sets themselves.
 """
 
-import numbers
-
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linprog
 
-from .. import sets as _sets
-from ..sets import Polytope, ProductOfSimplices
+from ..sets import Polytope, ProductOfSimplices, Simplex
 from . import _evi_kernels as _k
 
-__all__ = ["ProductOfSimplices", "Polytope", "Domain", "make_domain", "deviation_lp"]
+__all__ = ["EVIDomain", "deviation_lp"]
 
 
 def deviation_lp(A, b, M, Fbar):
     r"""Minimise :math:`\langle M, K\rangle + \langle \bar F, c\rangle` over the affine self-maps
     :math:`x \mapsto Kx + c` of :math:`\{Ax \le b\}`, written (paper Thm D.1) as
     :math:`\{(K, c, V) : VA = AK,\ Vb + Ac \le b,\ V \ge 0\}`. Returns ``(value, K, c)``."""
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
     m, d = A.shape
     nK, nc, nV = d * d, d, m * m
     # equalities (VA - AK)[i, q] = sum_l V[i,l] A[l,q] - sum_p A[i,p] K[p,q] = 0
@@ -49,37 +48,103 @@ def deviation_lp(A, b, M, Fbar):
     return r.fun, r.x[:nK].reshape(d, d), r.x[nK:nK + nc]
 
 
-class Domain:
-    """Internal form of a domain (built by :func:`make_domain`)."""
+class EVIDomain:
+    r"""The internal form of the domain of a :class:`~jitopt.problems.VIProblem`.
 
-    def __init__(self, kind, d, off, shift, T, A, b, name, *, sizes=None, lift=False,
-                 radius=1.0, lower=None, upper=None, vertices=None):
-        self.kind, self.d, self.off = kind, d, np.ascontiguousarray(off, dtype=np.int64)
+    Parameters
+    ----------
+    domain : jitopt.sets.Simplex, Box, ProductOfSimplices or Polytope
+        A domain accepted by :class:`~jitopt.problems.VIProblem` (``problem.domain``).
+    dim : int, optional
+        The dimension (``problem.dim``), for a set that does not fix it.
+
+    Attributes
+    ----------
+    d : int
+        Dimension of the original points ``x``.
+    dy : int
+        Dimension of the internal coordinates ``y`` (the number of vertices on a polytope).
+    shift, T : ndarray
+        ``x = shift + T y``; the operator in internal coordinates is ``T^T F(x)``, so inner
+        products, and hence all gaps, are the same in both.
+    off : ndarray of int64
+        Block offsets of ``y`` (one block for a simplex, a box or a polytope).
+    box : bool
+        Whether ``y`` lives in the unit box (else in a product of simplices).
+    lift : bool
+        Whether the domain is a polytope lifted to its vertices (the gaps then need LPs).
+    A, b : ndarray
+        An H-description :math:`\{A x \le b\}` of the domain.
+    lower, upper : ndarray or None
+        The bounds of a box.
+    """
+
+    def __init__(self, domain, dim=None):
+        self.lift, self.lower, self.upper = False, None, None
+        self.radius = 1.0
+        if isinstance(domain, ProductOfSimplices):
+            self._product(domain.sizes, 1.0, "product of simplices")
+        elif isinstance(domain, Polytope):
+            V = domain.vertices()
+            self._set(_k.KIND_PRODUCT, domain.dim, [0, V.shape[0]], np.zeros(domain.dim), V.T,
+                      domain.A, domain.b, "polytope")
+            self.lift = True
+        else:
+            d = domain.dim if domain.dim is not None else dim
+            lo, hi, fpar, _, _ = domain.kernel_args(d)
+            if isinstance(domain, Simplex):
+                self._product((d,), float(fpar[0]), "simplex")
+            else:
+                self._set(_k.KIND_BOX, d, [0, d], lo, np.diag(hi - lo),
+                          np.vstack([np.eye(d), -np.eye(d)]), np.concatenate([hi, -lo]), "box")
+                self.lower, self.upper = lo.copy(), hi.copy()
+        self.box = self.kind == _k.KIND_BOX
+
+    def _set(self, kind, d, off, shift, T, A, b, name):
+        self.kind, self.d = kind, d
+        self.off = np.ascontiguousarray(off, dtype=np.int64)
         self.shift = np.ascontiguousarray(shift, dtype=float)
         self.T = np.ascontiguousarray(T, dtype=float)
         self.dy = self.T.shape[1]
         self.A, self.b, self.name = A, b, name
-        self.sizes, self.lift, self.radius = sizes, lift, radius
-        self.lower, self.upper, self.vertices = lower, upper, vertices
-        self.closed_form = not lift
+
+    def _product(self, sizes, radius, name):
+        off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        d = int(off[-1])
+        rows, rhs = [-np.eye(d)], [np.zeros(d)]
+        for i in range(len(sizes)):
+            e = np.zeros(d)
+            e[off[i]:off[i + 1]] = 1.0
+            rows += [e[None, :], -e[None, :]]
+            rhs += [[radius], [-radius]]
+        self._set(_k.KIND_PRODUCT, d, off, np.zeros(d), radius * np.eye(d), np.vstack(rows),
+                  np.concatenate(rhs), name)
+        self.radius = radius
+
+    @property
+    def nblocks(self):
+        """Number of blocks of the closed-form gaps (players on a product of simplices)."""
+        return 1 if self.box else self.off.shape[0] - 1
 
     # -- coordinates -----------------------------------------------------------------------
 
     def to_x(self, Y):
+        """Original points of internal ones (rows)."""
         return self.shift + Y @ self.T.T
 
     def to_y(self, X):
         """Internal coordinates of original points (closed-form domains only)."""
-        if self.kind == _k.KIND_BOX:
+        if self.box:
             return (X - self.lower) / (self.upper - self.lower)
         return X / self.radius
 
     def f_to_y(self, Fx):
+        """Operator values in internal coordinates, ``Fx @ T``."""
         return Fx @ self.T
 
     def interior(self):
         """An interior point in internal coordinates (barycentre of every block)."""
-        if self.kind == _k.KIND_BOX:
+        if self.box:
             return np.full(self.dy, 0.5)
         u = np.empty(self.dy)
         for i in range(self.off.shape[0] - 1):
@@ -87,45 +152,30 @@ class Domain:
             u[lo:hi] = 1.0 / (hi - lo)
         return u
 
+    def random_point(self, rng):
+        """A random point in internal coordinates: uniform on the box, Dirichlet(1) on each
+        simplex block (``rng`` a :class:`numpy.random.Generator`)."""
+        if self.box:
+            return rng.random(self.dy)
+        y = np.empty(self.dy)
+        for i in range(self.off.shape[0] - 1):
+            lo, hi = self.off[i], self.off[i + 1]
+            y[lo:hi] = rng.dirichlet(np.ones(hi - lo))
+        return y
+
     # -- oracles ---------------------------------------------------------------------------
 
-    def contains(self, x, tol=1e-9):
-        return bool((self.A @ x <= self.b + tol * (1.0 + np.abs(self.b))).all())
-
-    def linear_min(self, g):
-        r""":math:`\min_{x \in X} \langle g, x\rangle` and a minimiser."""
-        if self.vertices is not None:
-            vals = self.vertices @ g
-            k = int(np.argmin(vals))
-            return float(vals[k]), self.vertices[k].copy()
-        if self.kind == _k.KIND_BOX:
-            x = np.where(g >= 0, self.lower, self.upper)
-            return float(g @ x), x
-        x = np.zeros(self.d)
-        for i in range(self.off.shape[0] - 1):
-            lo, hi = self.off[i], self.off[i + 1]
-            x[lo + int(np.argmin(g[lo:hi]))] = self.radius
-        return float(g @ x), x
-
-    def project(self, x):
-        """Euclidean projection (used by the extragradient baseline)."""
-        if self.lift:
-            raise ValueError("projection onto a general polytope is not available")
-        if self.kind == _k.KIND_BOX:
-            return _sets.Box(self.lower, self.upper).project(x)
-        out = np.empty(self.d)
-        simplex = _sets.Simplex(self.radius)
-        for i in range(self.off.shape[0] - 1):
-            lo, hi = self.off[i], self.off[i + 1]
-            out[lo:hi] = simplex.project(x[lo:hi])
-        return out
-
     def fixed_point(self, K, c):
-        """A fixed point of ``x -> K x + c`` (an affine self-map of ``X``) in ``X``; LP on a
-        polytope, the perturbed solve of :func:`_evi_kernels.fixed_point` otherwise."""
+        r"""A fixed point in ``X`` of ``x -> K x + c``, an affine self-map of ``X`` (original
+        coordinates): an LP on a polytope, else the perturbed solve
+        :math:`(I - (1-\delta)K) y = (1-\delta)c + \delta u` in internal coordinates
+        (:math:`\delta = 10^{-9}`, :math:`u` the barycentre), whose residual
+        :math:`\|Kx + c - x\|` is at most :math:`\delta \operatorname{diam} X`."""
         K = np.ascontiguousarray(K, dtype=float)
         c = np.ascontiguousarray(c, dtype=float)
         if self.lift:
+            from scipy.optimize import linprog
+
             d = self.d
             r = linprog(np.zeros(d), A_ub=self.A, b_ub=self.b, A_eq=K - np.eye(d), b_eq=-c,
                         bounds=(None, None), method="highs")
@@ -149,19 +199,22 @@ class Domain:
         M = np.ascontiguousarray((Fy * w[:, None]).T @ Y)
         Fbar = w @ Fy
         s = float(np.einsum("k,kj,kj->", w, Fy, Y))
-        nb = 1 if self.kind == _k.KIND_BOX else self.off.shape[0] - 1
-        out = np.empty((3, nb))
+        out = np.empty((3, self.nblocks))
         _k.gaps(self.kind, self.off, M, Fbar, s, float(w.sum()), out)
         return out
 
     def lp_gaps(self, X, Fx, w):
         """``(Gap_LIN, Gap_CON)`` in original coordinates by the LP of Thm D.1 and an LP over X."""
+        from scipy.optimize import linprog
+
         w = w / w.sum()
         M = (Fx * w[:, None]).T @ X
         Fbar = w @ Fx
         s = float(np.einsum("k,kj,kj->", w, Fx, X))
         val, _, _ = deviation_lp(self.A, self.b, M, Fbar)
         r = linprog(Fbar, A_ub=self.A, b_ub=self.b, bounds=(None, None), method="highs")
+        if r.status != 0:
+            raise RuntimeError(f"the linear minimisation over the domain failed: {r.message}")
         return s - val, s - r.fun
 
     # -- reweighting -----------------------------------------------------------------------
@@ -171,12 +224,15 @@ class Domain:
         :math:`\sum_t \lambda_t \delta_{y_t}` (one HiGHS LP). ``Y, Fy`` are internal
         coordinates, except on a polytope where they are original points and values.
         ``ce=True`` minimises the per-block linear (CE) gap on a product of simplices."""
+        import scipy.sparse as sp
+        from scipy.optimize import linprog
+
         T = Y.shape[0]
         s = np.einsum("kj,kj->k", Fy, Y)
         if self.lift:
             return _reweight_polytope(self.A, self.b, Y, Fy, s)
         rows = []
-        if self.kind == _k.KIND_BOX:
+        if self.box:
             d = self.d
             nv = d
             for r in range(d):
@@ -243,11 +299,11 @@ class Domain:
             Integer arrays ``group, p, q``, float arrays ``alpha, beta`` (one entry per
             expert, grouped contiguously) and the number of groups.
         """
-        if self.lift or (self.kind != _k.KIND_BOX and not ce and self.off.shape[0] > 2):
+        if self.lift or (not self.box and not ce and self.off.shape[0] > 2):
             raise ValueError("deviation experts exist for the box, the simplex and, with "
                              "per-block deviations, a product of simplices")
         d = self.dy
-        if self.kind == _k.KIND_BOX:
+        if self.box:
             j = np.arange(d)
             p = np.repeat(j, 2 * d + 2)
             q = np.tile(np.concatenate([[0, 0], j, j]), d)
@@ -269,7 +325,7 @@ class Domain:
         """``(A', b', x0, B)`` with ``X = {x0 + B z : A' z <= b'}`` full-dimensional in z."""
         if self.lift:
             return self.A, self.b, np.zeros(self.d), np.eye(self.d)
-        if self.kind == _k.KIND_BOX:
+        if self.box:
             d = self.d
             return (np.vstack([np.eye(d), -np.eye(d)]), np.concatenate([self.upper, -self.lower]),
                     np.zeros(d), np.eye(d))
@@ -298,6 +354,9 @@ class Domain:
 def _reweight_polytope(A, b, X, Fx, s):
     r"""min over lambda, Y (m x d), z >= 0 of s.lam + b.z s.t. A^T Y = -M(lam),
     A^T z = -Fbar(lam), z b^T - Y A^T >= 0 (the dual of Thm D.1)."""
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
     T, d = X.shape
     m = A.shape[0]
     nY = m * d
@@ -322,53 +381,3 @@ def _reweight_polytope(A, b, X, Fx, s):
         raise RuntimeError(f"the reweighting LP failed: {r.message}")
     lam = np.maximum(r.x[:T], 0.0)
     return lam / lam.sum()
-
-
-def make_domain(domain, dim=None):
-    """The :class:`Domain` of a user domain (``dim`` fixes the dimension of a set that does
-    not carry one, e.g. ``jitopt.sets.Simplex()``)."""
-    if dim is not None:
-        if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
-            raise ValueError(f"dim must be a positive integer, got {dim!r}")
-        dim = int(dim)
-    if isinstance(domain, ProductOfSimplices):
-        if dim is not None and dim != domain.dim:
-            raise ValueError(f"dim={dim} does not match the domain's dimension {domain.dim}")
-        return _product_domain(domain.sizes, 1.0, "product of simplices")
-    if isinstance(domain, Polytope):
-        if dim is not None and dim != domain.dim:
-            raise ValueError(f"dim={dim} does not match the domain's dimension {domain.dim}")
-        V = domain.vertices()
-        N = V.shape[0]
-        return Domain(_k.KIND_PRODUCT, domain.dim, [0, N], np.zeros(domain.dim), V.T,
-                      domain.A, domain.b, "polytope", lift=True, vertices=V)
-    if isinstance(domain, _sets.ConvexSet):
-        d = domain.dim if domain.dim is not None else dim
-        if d is None:
-            raise ValueError(f"the domain {domain!r} has no dimension: pass dim")
-        if dim is not None and dim != d:
-            raise ValueError(f"dim={dim} does not match the domain's dimension {d}")
-        lo, hi, fpar, ipar, _ = domain.kernel_args(d)
-        if isinstance(domain, _sets.Simplex):
-            return _product_domain((d,), float(fpar[0]), "simplex")
-        if domain.separable:
-            if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or (hi <= lo).any():
-                raise ValueError("a box domain must have finite bounds with lower < upper")
-            A = np.vstack([np.eye(d), -np.eye(d)])
-            return Domain(_k.KIND_BOX, d, [0, d], lo, np.diag(hi - lo), A,
-                          np.concatenate([hi, -lo]), "box", lower=lo.copy(), upper=hi.copy())
-    raise TypeError("domain must be jitopt.sets.Simplex, a bounded jitopt.sets.Box, "
-                    f"ProductOfSimplices or Polytope, got {type(domain).__name__}")
-
-
-def _product_domain(sizes, radius, name):
-    off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    d = int(off[-1])
-    rows, rhs = [-np.eye(d)], [np.zeros(d)]
-    for i in range(len(sizes)):
-        e = np.zeros(d)
-        e[off[i]:off[i + 1]] = 1.0
-        rows += [e[None, :], -e[None, :]]
-        rhs += [[radius], [-radius]]
-    return Domain(_k.KIND_PRODUCT, d, off, np.zeros(d), radius * np.eye(d), np.vstack(rows),
-                  np.concatenate(rhs), name, sizes=tuple(int(m) for m in sizes), radius=radius)

@@ -23,6 +23,8 @@ Integer parameters ``ip``: kind, alce (0/1), learner, n, d, op_kind, weighting, 
 import numpy as np
 from numba import njit
 
+from ..problems._vi import normal_form_operator
+
 KIND_PRODUCT = 0
 KIND_BOX = 1
 
@@ -274,30 +276,7 @@ def operator(op_kind, A, bvec, U, off, x, out):
                 v += A[a, b] * x[b]
             out[a] = v
         return
-    # normal form: U has shape (n, prod m), row-major over profiles (a_0, ..., a_{n-1})
-    n = off.shape[0] - 1
-    out[:] = 0.0
-    nprof = U.shape[1]
-    idx = np.zeros(n, np.int64)
-    pre = np.empty(n + 1)
-    suf = np.empty(n + 1)
-    for p in range(nprof):
-        pre[0] = 1.0
-        for j in range(n):
-            pre[j + 1] = pre[j] * x[off[j] + idx[j]]
-        suf[n] = 1.0
-        for j in range(n - 1, -1, -1):
-            suf[j] = suf[j + 1] * x[off[j] + idx[j]]
-        for i in range(n):
-            out[off[i] + idx[i]] -= U[i, p] * pre[i] * suf[i + 1]
-        # next profile (last index fastest)
-        j = n - 1
-        while j >= 0:
-            idx[j] += 1
-            if idx[j] < off[j + 1] - off[j]:
-                break
-            idx[j] = 0
-            j -= 1
+    normal_form_operator(U, off, x, out)
 
 
 @njit(cache=True)

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
-from .._validation import check_choice, check_int, check_real, check_rng
+from ..validation import check_choice, check_int, check_real, check_rng
 from ._line_search import armijo, backtracking
 
 __all__ = ["rgd"]

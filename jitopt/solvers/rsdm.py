@@ -7,14 +7,17 @@ import numpy as np
 from .._core.problem import FiniteSumProblem
 from .._core.registry import register_method
 from .._core.result import Monitor, OracleError, Status
-from .._validation import check_choice, check_int, check_real, check_rng
+from ..validation import check_choice, check_int, check_real, check_rng
 from ..manifolds import Grassmann, Stiefel
 from ..manifolds import _kernels as MK
 from . import _rsdm_kernels as K
+from ._rsdm_kernels import block_gradient, exact_block, haar_frame
 from ._line_search import armijo as armijo_test
 from ._line_search import backtracking
 
-__all__ = ["rsdm"]
+#: the method, and its block building blocks (compiled): the block gradient, a Haar-random
+#: orthonormal frame and the exact minimizer of an affine block cost
+__all__ = ["rsdm", "block_gradient", "haar_frame", "exact_block"]
 
 _ROUNDING = 8 * np.finfo(float).eps
 #: Feasibility is measured every this many steps ...

@@ -13,83 +13,13 @@ import numpy as np
 from .._core.problem import FiniteSumProblem
 from .._core.registry import register_method
 from .._core.result import Monitor, NonFiniteOracle, Status
-from .._validation import as_c_float as _c
-from .._validation import check_choice, check_int, check_real, check_rng
-from . import _serena_kernels as K
+from ..validation import check_choice, check_int, check_real, check_rng
+from ._serena_steps import _compiled, _python_chunk, estimator_steps
 
-__all__ = ["srge", "r_sgd", "r_svrg", "r_srg", "r_srm", "r_srvrg", "r_svrrm", "r_hybrid_sgd"]
+__all__ = ["srge", "r_sgd", "r_svrg", "r_srg", "r_srm", "r_srvrg", "r_svrrm", "r_hybrid_sgd",
+           "estimator_steps"]
 
 _POWERS = {"constant": 0.0, "decay": 1.0, "sqrt": 0.5, "cbrt": 1.0 / 3.0}
-
-
-class _Kernel:
-    """The Numba path: the built-in problem's compiled per-sample oracle and manifold."""
-
-    def __init__(self, problem, code):
-        self.data, self.aux, self.par = K.kernel_data(problem.sample_kernel)
-        self.code = code
-        self.shape = problem.manifold.shape
-        self.shape2 = self.shape if len(self.shape) == 2 else (self.shape[0], 1)
-
-    def chunk(self, problem, x, v, xa, ga, idx, idx2, etas, betas, control, independent):
-        s2 = self.shape2
-        status, steps, ifo, calls, x, v = K.run_chunk(
-            self.code, self.data, self.aux, self.par, _c(x).reshape(s2),
-            _c(v).reshape(s2), _c(xa).reshape(s2), _c(ga).reshape(s2), idx, idx2, etas,
-            betas, control, independent)
-        problem.counts.nifo += ifo
-        problem.counts.njev += calls
-        return status, steps, x.reshape(self.shape), v.reshape(self.shape)
-
-    def cost_and_rgrad(self, problem, x):
-        """Full cost and Riemannian gradient in one compiled sweep (counted as one cost and
-        one full gradient)."""
-        f, g = K.full_cost_and_rgrad(self.code, self.data, self.aux, self.par,
-                                     _c(x).reshape(self.shape2))
-        problem.counts.nfev += 1
-        problem.counts.njev += 1
-        problem.counts.nifo += problem.n_samples
-        return f, g.reshape(self.shape)
-
-
-def _python_chunk(problem, x, v, xa, ga, idx, idx2, etas, betas, control, independent):
-    """The steps of :func:`srge` between two checkpoints, with the problem's callables.
-
-    Step ``k`` retracts along :math:`-\\eta_k v` and, when batch row ``k`` exists, updates
-    :math:`v` at the new point; ``xa, ga`` are the snapshot and its gradient. The Numba
-    kernel ``_serena_kernels.run_chunk`` does the same operations in the same order.
-    Returns ``(status, steps, x, v)``, status 1 on a non-finite value.
-    """
-    M = problem.manifold
-    grad = problem.rgrad
-    for k in range(etas.size):
-        xp = x
-        x = M.retraction(xp, -etas[k] * v)
-        if not np.all(np.isfinite(x)):
-            return 1, k + 1, x, v
-        if k >= idx.shape[0]:
-            continue
-        beta = betas[k]
-        s = idx[k]
-        new = np.zeros_like(x)
-        gx = new
-        if beta < 1.0 or not independent:
-            gx = grad(x, s)
-        if beta < 1.0:
-            new = (1.0 - beta) * (gx + M.transport(xp, x, v - grad(xp, s)))
-        if beta > 0.0:
-            if independent:
-                s = idx2[k]
-                gu = grad(x, s)
-            else:
-                gu = gx
-            if control:
-                gu = gu - M.transport(xa, x, grad(xa, s) - ga)
-            new = new + beta * gu
-        v = new
-        if not np.all(np.isfinite(v)):
-            return 1, k + 1, x, v
-    return 0, etas.size, x, v
 
 
 def _default_step(problem, x, g, gnorm):
@@ -182,7 +112,7 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
         Stop (``Status.MAX_PASSES``) after this many passes over the data (``nifo / n``),
         checked at checkpoints.
     maxiter : int, optional
-        Maximum number of steps, checked at checkpoints.
+        Maximum number of steps (the last epoch is cut short to end there).
     max_time : float
         Maximum wall-clock seconds.
     jit : {"auto", False}
@@ -252,11 +182,7 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
     M = problem.manifold
     x = M.random_point(rng) if x0 is None else M.validate_point(x0, "x0")
 
-    kernel = None
-    if jit == "auto" and problem.sample_kernel is not None:
-        code = K.manifold_code(M)
-        if code is not None:
-            kernel = _Kernel(problem, code)
+    kernel = _compiled(problem, jit)
     chunk = _python_chunk if kernel is None else kernel.chunk
     power = _POWERS[step_schedule]
     empty = np.zeros((0, 0), dtype=np.int64)
@@ -325,22 +251,26 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
                 ga = problem.rgrad(x, batches(1, B)[0])
             xa, v = x, ga
         n_updates = steps_per_chunk - 1 if m is not None else steps_per_chunk
+        n_steps = steps_per_chunk
+        if maxiter is not None and nit + n_steps > maxiter:  # a last, shorter chunk
+            n_steps = maxiter - nit
+            n_updates = min(n_updates, n_steps - 1)
         idx = batches(n_updates, b)
         idx2 = batches(n_updates, b2) if independent else empty
-        t = np.arange(nit, nit + steps_per_chunk, dtype=float)
+        t = np.arange(nit, nit + n_steps, dtype=float)
         etas = eta0 / (1.0 + lam * t) ** power
         if beta_schedule == "storm":
             betas = np.minimum(1.0, beta * (etas / eta0) ** 2)
         elif beta_schedule == "decay":
             betas = beta / (1.0 + lam * t) ** 2
         else:
-            betas = np.full(steps_per_chunk, beta)
+            betas = np.full(n_steps, beta)
         try:
             status, steps, x, v = chunk(problem, x, v, xa, ga, idx, idx2, etas, betas,
                                         control, independent)
         except np.linalg.LinAlgError as err:  # a factorisation met NaN or inf
             raise NonFiniteOracle(f"A matrix factorisation failed ({err}) within steps "
-                                  f"{nit + 1}-{nit + steps_per_chunk} (try a smaller "
+                                  f"{nit + 1}-{nit + n_steps} (try a smaller "
                                   f"step_size)") from err
         if status:
             raise NonFiniteOracle(f"A gradient estimate or the iterate became non-finite "

@@ -6,10 +6,14 @@ The estimators ``IHTRegressor`` and ``IHTClassifier`` need scikit-learn; they ar
 on first access, so the rest of the module works without it.
 """
 
-from ._iht import hard_threshold, iht, iht_path, two_step_projection, zo_gradient
+from ._iht import iht, iht_path
+from ._kernels import box_qp
+from ._projection import hard_threshold, two_step_projection
+from ._refit import exchange_search
+from ._zeroth_order import zo_gradient
 
 __all__ = ["iht", "iht_path", "two_step_projection", "hard_threshold", "zo_gradient",
-           "IHTRegressor", "IHTClassifier"]
+           "exchange_search", "box_qp", "IHTRegressor", "IHTClassifier"]
 
 
 def __getattr__(name):

@@ -25,6 +25,20 @@ def _sparsity(n_nonzero_coefs, p):
     return int(n_nonzero_coefs)
 
 
+def _fit_data(estimator, X, y, **checks):
+    """``validate_data(estimator, X, y, dtype=float64, **checks)``. Float64 arrays that
+    pass its checks as they are (2-D ``X``, 1-D ``y`` of the same length, at least one
+    sample and one feature, all finite) skip the conversion: the same checks, in a tenth of
+    the time on small data; anything else gets the full validation and its messages."""
+    if (type(X) is np.ndarray and type(y) is np.ndarray and X.dtype == np.float64
+            and y.dtype == np.float64 and X.ndim == 2 and y.ndim == 1
+            and X.shape[0] == y.shape[0] and X.size > 0
+            and np.isfinite(X).all() and np.isfinite(y).all()):
+        validate_data(estimator, X, y, skip_check_array=True)
+        return X, y
+    return validate_data(estimator, X, y, dtype=np.float64, **checks)
+
+
 class _IHTBase(BaseEstimator):
     def _options(self):
         return dict(constraint=self.constraint, variant=self.variant,
@@ -90,12 +104,12 @@ class IHTRegressor(RegressorMixin, _IHTBase):
 
     def fit(self, X, y):
         """Fit the model; returns ``self``."""
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        X, y = _fit_data(self, X, y, y_numeric=True)
         k = _sparsity(self.n_nonzero_coefs, X.shape[1])
         if self.fit_intercept:
             x_mean, y_mean = X.mean(axis=0), y.mean()
             X, y = X - x_mean, y - y_mean
-        res = iht(LeastSquares(X, y), k, **self._options())
+        res = iht(LeastSquares(X, y), k=k, **self._options())
         self.coef_ = res.x
         self.intercept_ = float(y_mean - x_mean @ res.x) if self.fit_intercept else 0.0
         self.n_iter_ = res.nit
@@ -156,7 +170,7 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
 
     def fit(self, X, y):
         """Fit the model; returns ``self``."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = _fit_data(self, X, y)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         if self.classes_.shape[0] < 2:
@@ -169,7 +183,8 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
         for c in targets:
             labels = np.where(codes == c, 1.0, -1.0)
             problem = Logistic(X, labels, self.alpha, self.fit_intercept)
-            res = iht(problem, k, n_unconstrained=int(self.fit_intercept), **self._options())
+            res = iht(problem, k=k, n_unconstrained=int(self.fit_intercept),
+                      **self._options())
             coefs.append(res.x[:p])
             intercepts.append(res.x[p] if self.fit_intercept else 0.0)
             nits.append(res.nit)

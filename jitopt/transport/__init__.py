@@ -2,7 +2,8 @@
 
 The building blocks (discrete Legendre transform and c-transform, Neumann inverse
 Laplacian, pushforward by the gradient of a convex potential, back-and-forth W2), the WDHA
-Wasserstein barycenter of 2-D densities, and exact 1-D W2 and barycenters by quantiles.
+Wasserstein barycenter of 2-D densities (:func:`wdha`, and :func:`wdha_barycenter` with POT's
+interface), and exact 1-D W2 and barycenters by quantiles.
 """
 
 from ._grid import (
@@ -15,7 +16,7 @@ from ._grid import (
     wasserstein2_grid,
 )
 from ._onedim import barycenter_1d, wasserstein2_1d
-from ._wdha import wdha_barycenter
+from ._wdha import wdha, wdha_barycenter
 
 __all__ = [
     "grid_coordinates",
@@ -25,6 +26,7 @@ __all__ = [
     "potential_gradient",
     "pushforward",
     "wasserstein2_grid",
+    "wdha",
     "wdha_barycenter",
     "wasserstein2_1d",
     "barycenter_1d",

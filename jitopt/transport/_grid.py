@@ -14,7 +14,8 @@ import functools
 import numpy as np
 import scipy.fft
 
-from .._validation import check_int, check_real
+from ..validation import check_int, check_real
+from ..problems._barycenter import as_density, as_grid
 from . import _kernels
 
 __all__ = [
@@ -26,44 +27,6 @@ __all__ = [
     "pushforward",
     "wasserstein2_grid",
 ]
-
-
-# ----------------------------------------------------------------------------- validation
-
-def _as_grid(name, f, min_size=1, ndim=2):
-    """``f`` as a new float64 C-contiguous array with ``ndim`` axes, each of the last two of
-    size at least ``min_size``, all finite."""
-    what = "a 2-D array (height, width)" if ndim == 2 else \
-        "a 3-D array (n_hists, height, width)"
-    try:
-        arr = np.asarray(f)
-    except ValueError:
-        raise ValueError(f"{name} must be {what}; got inputs of different shapes") from None
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.integer)
-                                   or np.issubdtype(arr.dtype, np.floating)
-                                   or arr.dtype == bool):
-        raise TypeError(f"{name} must be a real-valued array, got dtype {arr.dtype}")
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must be {what}, got an array of shape {arr.shape}")
-    if min(arr.shape[-2:]) < min_size:
-        raise ValueError(f"{name} must have at least {min_size} cells along each grid axis, "
-                         f"got shape {arr.shape}")
-    arr = np.array(arr, dtype=np.float64, order="C", copy=True)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
-    return arr
-
-
-def _as_density(name, a, ndim=2, min_size=3):
-    """Validate nonnegative densities (one per leading index) and scale each to mean one."""
-    arr = _as_grid(name, a, min_size=min_size, ndim=ndim)
-    if np.any(arr < 0):
-        raise ValueError(f"{name} must be nonnegative (found negative values)")
-    mass = arr.sum(axis=(-2, -1), keepdims=True)
-    if np.any(mass <= 0):
-        raise ValueError(f"{name} must have positive total mass (found an all-zero density)")
-    arr *= arr.shape[-1] * arr.shape[-2] / mass
-    return arr
 
 
 def grid_coordinates(shape):
@@ -109,7 +72,7 @@ def legendre_transform(f):
         :math:`f^*` on the same grid. :math:`f^{**}` is the convex envelope of :math:`f`
         restricted to the grid, and :math:`f^{***} = f^*`.
     """
-    f = _as_grid("f", f)
+    f = as_grid("f", f)
     out = np.empty_like(f)
     _kernels.legendre_2d(f, out)
     return out
@@ -131,7 +94,7 @@ def c_transform(f):
     -------
     ndarray of shape (height, width)
     """
-    f = _as_grid("f", f)
+    f = as_grid("f", f)
     q = _half_sq_norm(f.shape)
     out = np.empty_like(f)
     _kernels.legendre_2d(q - f, out)
@@ -179,7 +142,7 @@ def inverse_laplacian(g):
     ndarray of shape (height, width)
         The mean-zero solution :math:`u`.
     """
-    g = _as_grid("g", g)
+    g = as_grid("g", g)
     return _invlap(g)
 
 
@@ -200,7 +163,7 @@ def potential_gradient(f):
     ndarray of shape (height, width, 2)
         ``[..., 0]`` the derivative along rows (the y coordinate), ``[..., 1]`` along columns.
     """
-    f = _as_grid("f", f, min_size=3)
+    f = as_grid("f", f, min_size=3)
     g0 = np.empty_like(f)
     g1 = np.empty_like(f)
     _kernels.gradient(f, g0, g1)
@@ -235,10 +198,10 @@ def pushforward(density, potential, max_subsamples=16):
     -------
     ndarray of shape (height, width)
     """
-    rho = _as_grid("density", density, min_size=3)
+    rho = as_grid("density", density, min_size=3)
     if np.any(rho < 0):
         raise ValueError("density must be nonnegative (found negative values)")
-    f = _as_grid("potential", potential, min_size=3)
+    f = as_grid("potential", potential, min_size=3)
     if f.shape != rho.shape:
         raise ValueError(f"potential must have the shape of density {rho.shape}, "
                          f"got {f.shape}")
@@ -317,8 +280,8 @@ def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=Fa
     M. Jacobs and F. Léger, "A fast approach to optimal transport: the back-and-forth
     method", Numerische Mathematik 146 (2020), 513--544.
     """
-    a = _as_density("a", a)
-    b = _as_density("b", b)
+    a = as_density("a", a)
+    b = as_density("b", b)
     if a.shape != b.shape:
         raise ValueError(f"a and b must have the same shape, got {a.shape} and {b.shape}")
     numItermax = check_int("numItermax", numItermax, low=1)

@@ -3,8 +3,7 @@ functions."""
 
 import numpy as np
 
-from ._grid import _as_grid
-from ._wdha import _check_weights
+from ..problems._barycenter import as_grid, check_weights
 
 __all__ = ["wasserstein2_1d", "barycenter_1d"]
 
@@ -14,7 +13,7 @@ def _cdfs(name, A):
     cell edges, shape (n_hists, n + 1), from exactly 0 to exactly 1."""
     if np.ndim(A) != 2:
         raise ValueError(f"{name} must be a 2-D array (n_hists, n), got shape {np.shape(A)}")
-    A = _as_grid(name, A, ndim=2)
+    A = as_grid(name, A, ndim=2)
     if np.any(A < 0):
         raise ValueError(f"{name} must be nonnegative (found negative values)")
     cdf = np.zeros((A.shape[0], A.shape[1] + 1))
@@ -96,7 +95,7 @@ def barycenter_1d(A, weights=None):
         Nonnegative, summing to 1.
     """
     cdf = _cdfs("A", A)
-    lam = _check_weights(weights, cdf.shape[0])
+    lam = check_weights(weights, cdf.shape[0])
     n = cdf.shape[1] - 1
     u, left, right = _quantile_pieces(cdf)
     lo = (lam[:, None] * left).sum(axis=0)

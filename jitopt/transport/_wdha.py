@@ -1,4 +1,5 @@
-"""WDHA: Wasserstein-descent H1-ascent for the exact Wasserstein barycenter on a 2-D grid."""
+"""WDHA: Wasserstein-descent H1-ascent for the exact Wasserstein barycenter on a 2-D grid,
+and :func:`wdha_barycenter`, its POT-style wrapper."""
 
 import os
 import sys
@@ -8,99 +9,70 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._validation import check_choice, check_int, check_real
+from .._core.registry import register_method
+from .._core.result import Monitor, NonFiniteOracle, Status
+from .._validation import check_choice, check_int, check_real, check_rng
+from ..problems._barycenter import BarycenterProblem, as_density
 from . import _kernels
-from ._grid import _as_density, _half_sq_norm, _invlap
+from ._grid import _half_sq_norm, _invlap
 
-__all__ = ["wdha_barycenter", "tour"]
+__all__ = ["wdha", "wdha_barycenter"]
 
-
-def _check_weights(weights, n):
-    if weights is None:
-        return np.full(n, 1.0 / n)
-    w = np.asarray(weights)
-    if w.dtype == object or not (np.issubdtype(w.dtype, np.integer)
-                                 or np.issubdtype(w.dtype, np.floating)):
-        raise TypeError(f"weights must be a real-valued array, got dtype {w.dtype}")
-    w = np.array(w, dtype=np.float64)
-    if w.shape != (n,):
-        raise ValueError(f"weights must have shape ({n},) (one per histogram), got {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or abs(w.sum() - 1.0) > 1e-8:
-        raise ValueError("weights must lie on the probability simplex (nonnegative, "
-                         f"summing to 1), got {w}")
-    return w / w.sum()
+MEASURE = "max(squared Wasserstein gradient norm, largest H^-1 residual)"
 
 
-class _Progress:
-    """A one-line progress bar with the current diagnostics, redrawn a few dozen times."""
-
-    def __init__(self, total, stream=None):
-        self.total = total
-        self.stream = sys.stdout if stream is None else stream
-        self.every = max(1, total // 50)
-        self.start = time.perf_counter()
-
-    def update(self, it, objective, residual, stationarity, final=False):
-        if not final and it % self.every and it != 1:
-            return
-        done = int(30 * it / self.total)
-        elapsed = time.perf_counter() - self.start
-        self.stream.write(f"\r[{'#' * done}{'.' * (30 - done)}] {it:4d}/{self.total} "
-                          f"W2^2 {objective:.6e}  H-1 res {residual:.2e}  "
-                          f"stat {stationarity:.2e}  {elapsed:6.1f}s")
-        if final:
-            self.stream.write("\n")
-        self.stream.flush()
+def _columns(n):
+    """The method's own history columns for ``n`` inputs."""
+    return (("wasserstein_gradient", "max_h1_residual")
+            + tuple(f"dual_{i}" for i in range(n)) + tuple(f"h1_residual_{i}" for i in range(n)))
 
 
-def wdha_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=False, log=False,
-                    order="gauss-seidel", sigma0=0.05, n_jobs=None, max_subsamples=16):
+@register_method("wdha", BarycenterProblem, tol_option="tol")
+def wdha(problem, x0=None, *, maxiter=300, tol=1e-12, order="gauss-seidel", sigma0=0.05,
+         n_jobs=None, max_subsamples=16, max_time=np.inf, callback=None, history=False,
+         disp=False, rng=None):
     r"""Exact (unregularised) Wasserstein-2 barycenter of densities on a 2-D grid by WDHA.
 
     Solves :math:`\min_\nu \sum_i \lambda_i W_2^2(\nu, \mu_i)` through the minimax problem
 
-    .. math:: \min_{\nu}\ \max_{\psi_i\ \text{convex}}\ \sum_i \lambda_i
+    .. math:: \min_{\nu}\ \max_{\psi_i\ \text{convex}}\ J(\nu, \psi) = \sum_i \lambda_i
               \Bigl[\int (q - \psi_i)\,d\nu + \int (q - \psi_i^*)\,d\mu_i\Bigr],
               \qquad q = \tfrac12 |x|^2,
 
-    (each bracket is :math:`\tfrac12 W_2^2(\nu, \mu_i)` at its maximum) by alternating, at
-    iteration :math:`t = 1, \dots, T`,
+    (each bracket is :math:`\tfrac12 W_2^2(\nu, \mu_i)` at its maximum). Each evaluation at
+    the barycenter :math:`\nu` takes an :math:`\dot H^1` ascent step on each potential,
+    projected onto convex functions by the exact grid Legendre transform,
 
-    * an :math:`\dot H^1` ascent step on each potential, projected onto convex functions by
-      the exact grid Legendre transform:
-      :math:`\psi_i \leftarrow \bigl(\psi_i + \sigma_i (-\Delta)^{-1}((\nabla\psi_i^*)_\#\mu_i
-      - \nu)\bigr)^{**}`;
-    * a Wasserstein gradient step on the barycenter with step :math:`\tau_t = e^{-t/T}`:
-      :math:`\nu \leftarrow \bigl(x - \tau_t (x - \nabla\bar\psi(x))\bigr)_\# \nu`,
-      :math:`\bar\psi = \sum_i \lambda_i \psi_i`.
+    .. math:: \psi_i \leftarrow \bigl(\psi_i + \sigma_i (-\Delta)^{-1}((\nabla\psi_i^*)_\#\mu_i
+              - \nu)\bigr)^{**},
 
+    and iteration :math:`t = 1, \dots, T` is a Wasserstein gradient step on the barycenter
+    with step :math:`\tau_t = e^{-t/T}`,
+    :math:`\nu \leftarrow \bigl(x - \tau_t (x - \nabla\bar\psi(x))\bigr)_\# \nu`,
+    :math:`\bar\psi = \sum_i \lambda_i \psi_i`, followed by the evaluation at the new
+    :math:`\nu` (the one after the last step measures without an ascent step).
     :math:`\sigma_i` starts at ``sigma0`` and is multiplied by 0.99 whenever the dual value
     of input :math:`i` decreases. Each iteration costs :math:`O(n\, m \log m)` for :math:`n`
     inputs of :math:`m` cells; the per-input steps run in parallel threads.
 
     Parameters
     ----------
-    A : array_like of shape (n_hists, height, width)
-        Nonnegative densities on a common grid over the unit square (cell ``(i, j)`` centred
-        at ``((i + 1/2)/height, (j + 1/2)/width)``); each is normalised to unit mass.
-        Height and width at least 3.
-    weights : array_like of shape (n_hists,), optional
-        Barycentric weights on the simplex (default uniform).
-    numItermax : int, default 300
-        Number of iterations :math:`T`; it also sets the schedule :math:`\tau_t = e^{-t/T}`.
-    stopThr : float, default 1e-12
-        Stop before ``numItermax`` when every residual
-        :math:`\|(\nabla\psi_i^*)_\#\mu_i - \nu\|^2_{\dot H^{-1}}` and the stationarity
-        :math:`\int |x - \nabla\bar\psi|^2 d\nu` are below it (with the default, in practice
-        only when the barycenter is found exactly, e.g. identical inputs).
-    verbose : bool, default False
-        Show a progress bar with the objective estimate, the largest residual and the
-        stationarity.
-    log : bool, default False
-        Also return a dict of diagnostics.
+    problem : jitopt.problems.BarycenterProblem
+        The densities :math:`\mu_i` on a common grid and the weights :math:`\lambda`.
+    x0 : array_like of shape (height, width), optional
+        Initial barycenter, a nonnegative density of positive mass on the grid (normalised;
+        not modified). Default: the first input, as in the authors' code.
+    maxiter : int, default 300
+        The length :math:`T \ge 1` of the schedule :math:`\tau_t = e^{-t/T}`: running
+        all of it is the normal end (``Status.SCHEDULE_DONE``). The schedule depends on
+        :math:`T`, so ``maxiter=1`` is a one-iteration schedule, not the first iteration
+        of a longer one.
+    tol : float, default 1e-12
+        Stop (``Status.CONVERGED``) when ``stationarity`` is at most ``tol``: with the
+        default, in practice only when the barycenter is found exactly (identical inputs).
     order : {"gauss-seidel", "jacobi"}, default "gauss-seidel"
         Barycenter step with the freshly updated potentials (as the authors' code) or with
-        those of the previous iteration (as the printed algorithm).
+        those before the ascent step (as the printed algorithm).
     sigma0 : float, default 0.05
         Initial :math:`\dot H^1` step size of every potential.
     n_jobs : int, optional
@@ -109,44 +81,100 @@ def wdha_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=Fals
         weight).
     max_subsamples : int, default 16
         Cap on the sub-samples per cell and axis in the pushforwards.
+    max_time : float, optional
+        Stop (``Status.MAXTIME``) after this many seconds.
+    callback : callable, optional
+        ``callback(intermediate_result)`` (with ``x, fun, stationarity, nit``) or
+        ``callback(xk)``, after each iteration; raise :class:`StopIteration` to stop
+        (``Status.CALLBACK``).
+    history : bool, default False
+        Record per-iteration arrays in ``result.history``: the common columns and
+        ``wasserstein_gradient``, ``max_h1_residual``, ``dual_<i>`` and
+        ``h1_residual_<i>`` (per input ``i``; zero for inputs of zero weight).
+    disp : bool, default False
+        Print progress (about 50 lines per run).
+    rng : optional
+        Accepted for the common interface; WDHA is deterministic.
 
     Returns
     -------
-    barycenter : ndarray of shape (height, width)
-        Nonnegative, summing to 1.
-    log : dict
-        Only if ``log=True``: ``dual`` (dual value :math:`\approx \tfrac12 W_2^2(\nu,\mu_i)`
-        per iteration and input, zero for inputs of zero weight), ``h1_residual`` (:math:`\dot H^{-1}` residual per
-        iteration and input), ``stationarity`` (per iteration), ``objective`` (the estimate
-        :math:`2\sum_i\lambda_i\,\text{dual}_i` of :math:`\sum_i \lambda_i W_2^2`),
-        ``potentials`` (the final :math:`\psi_i`), ``sigma`` (final step sizes), ``niter``,
-        ``success``, ``message``, ``time``.
+    OptimizeResult
+        ``x``: the barycenter, nonnegative and summing to one. ``fun``: the estimate
+        :math:`2 J(\nu, \psi)` of :math:`\sum_i \lambda_i W_2^2(\nu, \mu_i)` with the
+        potentials at hand (a lower bound once they are optimal). ``stationarity``: the
+        larger of the squared Wasserstein gradient norm
+        :math:`\int |x - \nabla\bar\psi|^2 d\nu` (the paper's stationarity measure) and the
+        largest residual :math:`\|(\nabla\psi_i^*)_\#\mu_i - \nu\|^2_{\dot H^{-1}}`, both
+        zero exactly at the barycenter and its optimal potentials. ``nit``: the barycenter
+        steps taken. ``nfev``: evaluations of the objective estimate (``nit + 1``);
+        ``njev``: evaluations of the Wasserstein gradient (``nit + 1``); ``nifo``:
+        pushforwards of the inputs (one per input of positive weight and evaluation).
+        Also ``potentials`` (the final :math:`\psi_i`, shape ``(n, height, width)``),
+        ``sigma`` (the final step sizes), ``dual`` (the final dual values
+        :math:`\approx\tfrac12 W_2^2(\nu, \mu_i)`), ``h1_residual`` (the final residuals)
+        and ``wasserstein_gradient`` (the final squared Wasserstein gradient norm). A NaN
+        or inf in the iteration stops with ``Status.NONFINITE`` and the best iterate.
 
     Notes
     -----
-    The initial barycenter is the first input and the initial potentials are :math:`q`
-    (identity maps), as in the authors' code. Inputs with zero weight are not touched.
-    With non-square grids the cells are rectangles of the unit square.
+    The potentials start at :math:`q` (identity maps), as in the authors' code. Inputs
+    with zero weight are not touched. With non-square grids the cells are rectangles of
+    the unit square. See :doc:`/theory/wdha`.
 
     References
     ----------
     K. Kim, R. Yao, C. Zhu and X. Chen, "Optimal Transport Barycenter via Nonconvex-Concave
     Minimax Optimization", ICML 2025 (PMLR 267), arXiv:2501.14635.
+
+    Examples
+    --------
+    Identical inputs are their own barycenter, found at the start:
+
+    >>> import numpy as np, jitopt
+    >>> rho = np.ones((8, 8))
+    >>> rho[2:5, 3:6] = 4.0
+    >>> problem = jitopt.problems.BarycenterProblem([rho, 2 * rho])
+    >>> res = jitopt.transport.wdha(problem)
+    >>> res.status.name, res.nit, bool(np.allclose(res.x, rho / rho.sum()))
+    ('CONVERGED', 0, True)
+
+    Two squares of side 8 cells, 16 rows and 8 columns apart: the barycenter is the square
+    halfway between them, at :math:`W_2^2 = (8/32)^2 + (4/32)^2 = 0.078125` from each.
+
+    >>> A = np.zeros((2, 32, 32))
+    >>> A[0, 4:12, 4:12] = A[1, 20:28, 12:20] = 1.0
+    >>> res = jitopt.transport.wdha(jitopt.problems.BarycenterProblem(A), maxiter=100)
+    >>> res.status.name, res.nit, round(res.fun, 3)
+    ('SCHEDULE_DONE', 100, 0.078)
+    >>> rows, cols = np.indices(res.x.shape)  # the centre of mass, in cells
+    >>> round(float(np.sum(res.x * rows)), 1), round(float(np.sum(res.x * cols)), 1)
+    (15.5, 11.5)
     """
-    mus = _as_density("A", A, ndim=3)
+    mus, lam = problem.densities, problem.weights
     n, n0, n1 = mus.shape
-    lam = _check_weights(weights, n)
-    T = check_int("numItermax", numItermax, low=1)
-    stopThr = check_real("stopThr", stopThr, low=0.0)
+    T = check_int("maxiter", maxiter, low=1)
+    tol = check_real("tol", tol, low=0.0)
     order = check_choice("order", order, ("gauss-seidel", "jacobi"))
     sigma0 = check_real("sigma0", sigma0, low=0.0, low_open=True)
     maxsub = check_int("max_subsamples", max_subsamples, low=1)
+    max_time = check_real("max_time", max_time, low=0.0)
+    check_rng(rng)
     active = [i for i in range(n) if lam[i] > 0]
     if n_jobs is None:  # threads pay from about 64 x 64 cells on (measured on 2 cores)
         n_jobs = min(len(active), os.cpu_count() or 1) if n0 * n1 >= 4096 else 1
     n_jobs = check_int("n_jobs", n_jobs, low=1)
+    if x0 is None:
+        nu = mus[0].copy()
+    else:
+        nu = as_density("x0", x0)
+        if nu.shape != (n0, n1):
+            raise ValueError(f"x0 must have the grid shape {(n0, n1)} of the densities, "
+                             f"got {nu.shape}")
+    columns = _columns(n)
+    monitor = Monitor(problem, callback, history, disp, measure=MEASURE, tol_name="tol",
+                      extra=columns, disp_every=max(1, T // 50), maxiter=T,
+                      max_time=max_time, tol=tol)
 
-    start = time.perf_counter()
     q = _half_sq_norm((n0, n1))
     g0 = np.empty((n0, n1))
     g1 = np.empty((n0, n1))
@@ -159,7 +187,6 @@ def wdha_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=Fals
         _kernels.legendre_2d(psi[i], phi[i])
     sig = np.full(n, sigma0)
     last = np.full(n, -np.inf)
-    nu = mus[0].copy()
     rhos = np.empty((n, n0, n1))
 
     def weighted_potential():
@@ -168,77 +195,198 @@ def wdha_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=Fals
             total += lam[i] * psi[i]
         return total
 
-    def ascent(i):
+    def residual(i, nu):
+        """The H^-1 residual of input i and its Riesz representative g."""
         rho = rhos[i]
         _kernels.pushforward(mus[i], phi[i], rho, maxsub)
         rho -= nu
         g = _invlap(rho)
-        res = float(np.mean(g * rho))
-        psi[i] += sig[i] * g
+        return float(np.mean(g * rho)), g
+
+    def ascent(i, nu):
+        res, g = residual(i, nu)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow: NONFINITE below
+            psi[i] += sig[i] * g
         _kernels.legendre_2d(psi[i], phi[i])
         _kernels.legendre_2d(phi[i], psi[i])
         return res, _kernels.dual_value(psi[i], phi[i], nu, mus[i])
 
-    duals, residuals, stats = [], [], []
-    pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
-    bar = _Progress(T) if verbose else None
-    # the schedule tau_t = exp(-t/T) is part of the method: running it to the end is a
-    # normal finish (success), reported apart from the early stop on stopThr (status 0)
-    status, message = 1, "Completed the schedule of numItermax iterations (stopThr not reached)."
-    it = 0
-    try:
-        for it in range(1, T + 1):
-            if order == "jacobi":
-                pbar = weighted_potential()
-            out = list(pool.map(ascent, active)) if pool else [ascent(i) for i in active]
-            dual = np.zeros(n)
-            res = np.zeros(n)
-            for i, (r, v) in zip(active, out):
-                res[i], dual[i] = r, v
+    def measure(i, nu):
+        return residual(i, nu)[0], _kernels.dual_value(psi[i], phi[i], nu, mus[i])
+
+    def evaluate(nu, step):
+        """Per-input step at ``nu``; the weighted potential, duals, residuals and the
+        squared Wasserstein gradient norm."""
+        if order == "jacobi" and step is ascent:
+            pbar = weighted_potential()
+        if pool:
+            out = list(pool.map(lambda i: step(i, nu), active))
+        else:
+            out = [step(i, nu) for i in active]
+        dual = np.zeros(n)
+        res = np.zeros(n)
+        for i, (r, v) in zip(active, out):
+            res[i], dual[i] = r, v
+            if step is ascent:
                 if v < last[i]:
                     sig[i] *= 0.99
                 last[i] = v
-            if order == "gauss-seidel":
-                pbar = weighted_potential()
-            _kernels.gradient(pbar, g0, g1)
-            stat = float(np.mean(nu * ((y - g0) ** 2 + (x - g1) ** 2)))
-            duals.append(dual)
-            residuals.append(res)
-            stats.append(stat)
-            if not (np.all(np.isfinite(dual)) and np.isfinite(stat)):
-                status, message = 4, "Non-finite dual value or stationarity: stopped."
-                warnings.warn(f"wdha_barycenter: {message}", RuntimeWarning, stacklevel=2)
+        if order == "gauss-seidel" or step is not ascent:
+            pbar = weighted_potential()
+        _kernels.gradient(pbar, g0, g1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            wgrad = float(np.mean(nu * ((y - g0) ** 2 + (x - g1) ** 2)))
+        problem.counts.nfev += 1
+        problem.counts.njev += 1
+        problem.counts.nifo += len(active)
+        if not (np.all(np.isfinite(dual)) and np.all(np.isfinite(res))
+                and np.isfinite(wgrad)):
+            raise NonFiniteOracle("A dual value, residual or the Wasserstein gradient is "
+                                  "non-finite (NaN or inf)")
+        return pbar, dual, res, wgrad
+
+    pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
+    try:
+        try:
+            pbar, dual, res, wgrad = evaluate(nu, ascent)
+        except Exception as err:  # at the start: the result holds the starting point
+            return monitor.fault_result(err, nu / nu.sum())
+        nit = 0
+        while True:
+            fun = 2.0 * float((dual * lam).sum())
+            stat = max(wgrad, float(res.max()))
+            bary = nu / nu.sum()
+            extra = {}
+            if history:
+                extra = dict(zip(columns, (wgrad, float(res.max()), *dual, *res)))
+            status = (Status.CALLBACK if monitor.iteration(nit, bary, fun, stat, **extra)
+                      else Status.CONVERGED if stat <= tol
+                      else Status.SCHEDULE_DONE if nit == T
+                      else Status.MAXTIME if monitor.elapsed() >= max_time else None)
+            if status is not None:
                 break
-            if bar:
-                bar.update(it, 2 * float((lam * dual).sum()), float(res.max()), stat)
-            if res.max() <= stopThr and stat <= stopThr:
-                status, message = 0, "Residuals and stationarity below stopThr."
-                break
-            tau = np.exp(-it / T)
+            nit += 1
+            tau = np.exp(-nit / T)
             f = (1.0 - tau) * q + tau * pbar
             new = np.empty_like(nu)
             _kernels.pushforward(nu, f, new, maxsub)
             nu = new * (n0 * n1 / new.sum())
+            # the barycenter after the last step is measured without an ascent step
+            pbar, dual, res, wgrad = evaluate(nu, ascent if nit < T else measure)
     finally:
         if pool:
             pool.shutdown()
+    return monitor.result(bary, fun, stat, nit, status, potentials=psi, sigma=sig,
+                          dual=dual, h1_residual=res, wasserstein_gradient=wgrad)
+
+
+class _Progress:
+    """A one-line progress bar with the current diagnostics, redrawn a few dozen times."""
+
+    def __init__(self, total, stream=None):
+        self.total = total
+        self.stream = sys.stdout if stream is None else stream
+        self.every = max(1, total // 50)
+        self.start = time.perf_counter()
+
+    def __call__(self, intermediate_result):
+        r = intermediate_result
+        self.update(r.nit, r.fun, r.stationarity)
+
+    def update(self, it, objective, stationarity, final=False):
+        if not final and it % self.every and it != 1:
+            return
+        done = int(30 * it / self.total)
+        elapsed = time.perf_counter() - self.start
+        self.stream.write(f"\r[{'#' * done}{'.' * (30 - done)}] {it:4d}/{self.total} "
+                          f"W2^2 {objective:.6e}  stat {stationarity:.2e}  {elapsed:6.1f}s")
+        if final:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def wdha_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=False, log=False,
+                    order="gauss-seidel", sigma0=0.05, n_jobs=None, max_subsamples=16):
+    r"""Exact Wasserstein-2 barycenter of densities on a 2-D grid, with POT's interface.
+
+    A thin wrapper over :func:`wdha` with the argument names of POT's barycenters:
+    ``wdha_barycenter(A, weights, numItermax, stopThr)`` is
+    ``wdha(BarycenterProblem(A, weights), maxiter=numItermax, tol=stopThr).x``.
+
+    Parameters
+    ----------
+    A : array_like of shape (n_hists, height, width)
+        Nonnegative densities on a common grid over the unit square (the ``densities`` of
+        :class:`~jitopt.problems.BarycenterProblem`); each is normalised to unit mass.
+    weights : array_like of shape (n_hists,), optional
+        Barycentric weights on the simplex (default uniform).
+    numItermax : int, default 300
+        Number of iterations :math:`T`; it also sets the schedule :math:`\tau_t = e^{-t/T}`.
+    stopThr : float, default 1e-12
+        Stop before ``numItermax`` when every :math:`\dot H^{-1}` residual and the squared
+        Wasserstein gradient norm are at most ``stopThr``.
+    verbose : bool, default False
+        Show a progress bar with the objective estimate and the stationarity.
+    log : bool, default False
+        Also return a dict of diagnostics.
+    order, sigma0, n_jobs, max_subsamples
+        As in :func:`wdha`.
+
+    Returns
+    -------
+    barycenter : ndarray of shape (height, width)
+        Nonnegative, summing to 1.
+    log : dict
+        Only if ``log=True``, one row per iteration (ascent step): ``dual`` (dual value
+        :math:`\approx \tfrac12 W_2^2(\nu,\mu_i)` per iteration and input, zero for inputs
+        of zero weight), ``h1_residual`` (:math:`\dot H^{-1}` residual per iteration and
+        input), ``stationarity`` (squared Wasserstein gradient norm per iteration),
+        ``objective`` (the estimate :math:`2\sum_i\lambda_i\,\text{dual}_i` of
+        :math:`\sum_i \lambda_i W_2^2`), ``potentials`` (the final :math:`\psi_i`) and
+        ``sigma`` (final step sizes), both ``None`` after a non-finite value, ``niter``,
+        ``success``, ``status`` (a :class:`~jitopt.Status`), ``message``, ``time``.
+
+    Warns
+    -----
+    RuntimeWarning
+        When the run stops on a non-finite value (the barycenter returned is then the best
+        iterate before it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.transport import wdha_barycenter
+    >>> A = np.zeros((2, 32, 32))
+    >>> A[0, 4:12, 4:12] = A[1, 20:28, 12:20] = 1.0
+    >>> bary, log = wdha_barycenter(A, numItermax=50, log=True)
+    >>> log["niter"], log["dual"].shape, bool(log["success"])
+    (50, (50, 2), True)
+    """
+    problem = BarycenterProblem(A, weights)
+    T = check_int("numItermax", numItermax, low=1)
+    stopThr = check_real("stopThr", stopThr, low=0.0)
+    bar = _Progress(T) if verbose else None
+    res = wdha(problem, maxiter=T, tol=stopThr, order=order, sigma0=sigma0, n_jobs=n_jobs,
+               max_subsamples=max_subsamples, history=True, callback=bar)
     if bar:
-        bar.update(it, 2 * float((lam * duals[-1]).sum()), float(residuals[-1].max()), stats[-1],
-                   final=True)
-    bary = nu / nu.sum()
+        bar.update(res.nit, res.fun, res.stationarity, final=True)
+    if not res.success:
+        warnings.warn(f"wdha_barycenter: {res.message}", RuntimeWarning, stacklevel=2)
     if not log:
-        return bary
-    duals = np.array(duals)
-    return bary, {
-        "dual": duals,
-        "h1_residual": np.array(residuals),
-        "stationarity": np.array(stats),
-        "objective": 2.0 * (duals * lam).sum(axis=1),
-        "potentials": psi,
-        "sigma": sig,
-        "niter": it,
-        "success": status == 0 or status == 1,
-        "status": status,
-        "message": message,
-        "time": time.perf_counter() - start,
+        return res.x
+    h = res.history
+    rows = h["iteration"] < T  # the evaluation after the last step has no ascent step
+    n = problem.n_densities
+    return res.x, {
+        "dual": np.column_stack([h[f"dual_{i}"][rows] for i in range(n)]),
+        "h1_residual": np.column_stack([h[f"h1_residual_{i}"][rows] for i in range(n)]),
+        "stationarity": h["wasserstein_gradient"][rows],
+        "objective": h["fun"][rows],
+        "potentials": res.get("potentials"),
+        "sigma": res.get("sigma"),
+        "niter": int(rows.sum()),
+        "success": res.success,
+        "status": res.status,
+        "message": res.message,
+        "time": res.time,
     }

@@ -1,0 +1,132 @@
+r"""The Wasserstein barycenter problem on a 2-D grid, and the checks of grid arrays, densities
+and simplex weights that it shares with :mod:`jitopt.transport`.
+
+Grid convention: an array of shape ``(n0, n1)`` = (height, width) holds cell values on the
+unit square; cell ``(i, j)`` has centre ``((i + 1/2) / n0, (j + 1/2) / n1)``. A density is
+stored scaled to mean one over the cells, i.e. as the cell values of a probability density
+on the unit square, so that the mean over the cells of ``rho * g`` is the integral of ``g``.
+"""
+
+import numpy as np
+
+from .._core.problem import BaseProblem
+
+__all__ = ["BarycenterProblem", "as_grid", "as_density", "check_weights"]
+
+
+def as_grid(name, f, min_size=1, ndim=2):
+    """``f`` as a new float64 C-contiguous array with ``ndim`` axes, each of the last two of
+    size at least ``min_size``, all finite (errors name ``name``)."""
+    what = "a 2-D array (height, width)" if ndim == 2 else \
+        "a 3-D array (n_hists, height, width)"
+    try:
+        arr = np.asarray(f)
+    except ValueError:
+        raise ValueError(f"{name} must be {what}; got inputs of different shapes") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.integer)
+                                   or np.issubdtype(arr.dtype, np.floating)
+                                   or arr.dtype == bool):
+        raise TypeError(f"{name} must be a real-valued array, got dtype {arr.dtype}")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {what}, got an array of shape {arr.shape}")
+    if min(arr.shape[-2:]) < min_size:
+        raise ValueError(f"{name} must have at least {min_size} cells along each grid axis, "
+                         f"got shape {arr.shape}")
+    arr = np.array(arr, dtype=np.float64, order="C", copy=True)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
+    return arr
+
+
+def as_density(name, a, ndim=2, min_size=3):
+    """A new array of nonnegative densities (one per leading index), each scaled to mean
+    one over the cells."""
+    arr = as_grid(name, a, min_size=min_size, ndim=ndim)
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be nonnegative (found negative values)")
+    mass = arr.sum(axis=(-2, -1), keepdims=True)
+    if np.any(mass <= 0):
+        raise ValueError(f"{name} must have positive total mass (found an all-zero density)")
+    arr *= arr.shape[-1] * arr.shape[-2] / mass
+    return arr
+
+
+def check_weights(weights, n):
+    """Weights on the probability simplex of dimension ``n`` as a new float64 array
+    (uniform for ``None``)."""
+    if weights is None:
+        return np.full(n, 1.0 / n)
+    w = np.asarray(weights)
+    if w.dtype == object or not (np.issubdtype(w.dtype, np.integer)
+                                 or np.issubdtype(w.dtype, np.floating)):
+        raise TypeError(f"weights must be a real-valued array, got dtype {w.dtype}")
+    w = np.array(w, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"weights must have shape ({n},) (one per density), got {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or abs(w.sum() - 1.0) > 1e-8:
+        raise ValueError("weights must lie on the probability simplex (nonnegative, "
+                         f"summing to 1), got {w}")
+    return w / w.sum()
+
+
+class BarycenterProblem(BaseProblem):
+    r"""The Wasserstein-2 barycenter of densities on a common 2-D grid.
+
+    .. math:: \min_\nu\ F(\nu) = \sum_{i=1}^n \lambda_i\, W_2^2(\nu, \mu_i)
+
+    over probability densities :math:`\nu` on the unit square, for densities
+    :math:`\mu_i` and weights :math:`\lambda` on the simplex. Solved by
+    :func:`jitopt.transport.wdha`.
+
+    Parameters
+    ----------
+    densities : array_like of shape (n, height, width)
+        Nonnegative densities on a common grid over the unit square (cell ``(i, j)``
+        centred at ``((i + 1/2)/height, (j + 1/2)/width)``), each of positive mass (any
+        mass: each is normalised). Height and width at least 3. Not modified.
+    weights : array_like of shape (n,), optional
+        Barycentric weights :math:`\lambda`, nonnegative and summing to one (up to
+        :math:`10^{-8}`; they are rescaled to sum exactly one). Default uniform.
+
+    Attributes
+    ----------
+    densities : ndarray of shape (n, height, width)
+        The inputs as probability densities on the unit square: each scaled to mean one
+        over the cells (a copy; ``densities[i] / densities[i].sum()`` sums to one).
+    weights : ndarray of shape (n,)
+        The weights.
+    shape : tuple of int
+        The grid ``(height, width)``.
+    n_densities : int
+        The number of inputs :math:`n`.
+    counts : OracleCounts
+        The work of a solver, counted by it (the problem has no user oracle): for
+        :func:`~jitopt.transport.wdha`, ``nfev`` counts evaluations of the objective
+        estimate, ``njev`` evaluations of the Wasserstein gradient
+        :math:`x - \nabla\bar\psi(x)`, and ``nifo`` pushforwards of the inputs, one per
+        input of positive weight at every evaluation (the per-input oracle, as the
+        per-sample gradients of a finite sum).
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> problem = jitopt.problems.BarycenterProblem(np.ones((2, 4, 5)), weights=[0.25, 0.75])
+    >>> problem.shape, problem.n_densities, float(problem.densities[1].mean())
+    ((4, 5), 2, 1.0)
+    """
+
+    def __init__(self, densities, weights=None):
+        super().__init__()
+        self.densities = as_density("densities", densities, ndim=3)
+        self.weights = check_weights(weights, self.densities.shape[0])
+
+    @property
+    def shape(self):
+        return self.densities.shape[1:]
+
+    @property
+    def n_densities(self):
+        return self.densities.shape[0]
+
+    def __repr__(self):
+        return f"BarycenterProblem({self.n_densities} densities on a {self.shape} grid)"

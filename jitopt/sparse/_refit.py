@@ -1,0 +1,181 @@
+r"""Refits on a fixed support and the exchange search over supports (least squares in a
+box), the post-processing steps of :func:`jitopt.sparse.iht`."""
+
+import math
+
+import numpy as np
+
+from ..sets import project_kernel
+from ._kernels import box_qp, splice_round
+
+__all__ = ["exchange_search", "refit_on_support"]
+
+
+def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200):
+    r"""Local search over supports of size ``k`` for least squares in the box
+    ``[lower, upper]`` (the ``swap`` step of :func:`jitopt.sparse.iht`).
+
+    With :math:`S` the support, :math:`w` the exact box-constrained fit on it, :math:`g` the
+    gradient and :math:`G = X^\top X/n`, each :math:`j \in S` costs
+    :math:`R(w - w_j e_j) - R(w) = -w_j g_j + G_{jj} w_j^2/2` to drop, and each
+    :math:`i \notin S` gains :math:`-\min_{l_i\le t\le u_i}(g'_i t + G_{ii} t^2/2)` to add,
+    with :math:`g' = g - \sum_{j\in D} w_j G_j` the gradient once the dropped set :math:`D`
+    is removed. For :math:`s = s_{\max}, \dots, 1` the :math:`s` cheapest coordinates of
+    :math:`S` are exchanged with the :math:`s` best outside; if none of these lowers
+    :math:`R`, each single :math:`j\in S` is tried with its best replacement. Every
+    candidate support is refitted exactly (:func:`box_qp` on its Gram block) and the first
+    one that lowers :math:`R` is kept; the search ends when none does.
+
+    Parameters
+    ----------
+    problem : jitopt.problems.LeastSquares
+        The least-squares problem (its cached Gram rows are used).
+    x : ndarray, shape (p,)
+        A feasible start with at most ``k`` nonzeros (filled up to ``k`` coordinates by
+        the best single additions first).
+    k : int
+        The support size.
+    lower, upper : ndarray, shape (p,)
+        The box (``lower <= 0 <= upper``; infinite entries allowed).
+    max_swap : int
+        :math:`s_{\max}`, the largest exchange tried.
+    maxiter : int
+        Rounds at most.
+
+    Returns
+    -------
+    w : ndarray, shape (p,)
+        The best point found: feasible, at most ``k`` nonzeros, :math:`R(w) \le R(x)`.
+    fun : float
+        :math:`R(w)`.
+    n_swaps : int
+        Exchanges accepted.
+    """
+    lo, hi = lower, upper
+    p = x.shape[0]
+    diag = problem.gram_diagonal()
+    rhs = problem.gram_rhs()
+    X, n = problem.X, problem.n_samples
+    S = np.flatnonzero(x)
+    if S.shape[0] < k:  # fill the support up to k with the best coordinates to add
+        gain = _add_gain(x[S] @ problem.gram_rows(S) - rhs, diag, lo, hi)
+        gain[S] = -np.inf
+        S = np.sort(np.concatenate([S, np.argsort(-gain, kind="stable")[:k - S.shape[0]]]))
+    G = problem.gram_rows(S)
+    v = x[S].copy()
+    q = box_qp(_sym(G[:, S]), rhs[S], lo[S], hi[S], v, 10 * k + 10)
+    thresh = 1e-10 * max(1.0, abs(problem.cost(x)))  # relative to R, not to q
+    n_swaps = 0
+    s_max = min(max_swap, k, p - k)
+    for _ in range(maxiter):
+        accepted, S, v, q = splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh)
+        if not accepted:
+            break
+        G = problem.gram_rows(S)
+        n_swaps += 1
+    w = np.zeros(p)
+    w[S] = v
+    return w, problem.cost(w), n_swaps
+
+
+def _sym(Q):
+    return np.ascontiguousarray(0.5 * (Q + Q.T))
+
+
+def _add_gain(g, diag, lo, hi):
+    """Decrease of R from the best feasible value of each coordinate added alone."""
+    t = np.clip(-g / np.maximum(diag, 1e-300), lo, hi)
+    return -(g * t + 0.5 * diag * t * t)
+
+
+def refit_on_support(problem, op, x, variant, eta, maxiter):
+    r"""``(w, R(w))``, the refit on the support :math:`S` of ``x``:
+    :math:`\min\{R(w) : w \in \Gamma,\ \operatorname{supp} w \subseteq S\}`.
+
+    ``op`` is the :class:`~jitopt.sparse._projection.TwoStep` of the run (its set and its
+    free coordinates), ``eta`` its step (the first step of the refit is ``eta``). Least
+    squares works on the :math:`|S|\times|S|` Gram block (no oracle call but one cost
+    evaluation of the result): in a box exactly, by the active-set solver
+    :func:`~jitopt.sparse.box_qp`, else by FISTA. Other problems run FISTA with their
+    gradient (central differences of the cost on :math:`S` for the zeroth-order variant).
+    """
+    d, p = x.shape[0], op.p
+    support = np.flatnonzero(x[:p])
+    if hasattr(problem, "gram_block") and d == p:
+        Q, c = problem.gram_block(support)
+        args = op.args
+        if args[2] is None:  # a box: the exact fit
+            lo, hi = op.lower[support], op.upper[support]
+            v = np.clip(x[support], lo, hi)
+            box_qp(_sym(Q), c, lo, hi, v, 10 * support.shape[0] + 10)
+            w = np.zeros(d)
+            w[support] = v
+            return w, problem.cost(w)
+
+        def proj(v):
+            out = np.empty_like(v)
+            project_kernel(*args, support, v, out)
+            return out
+
+        def cost(v):
+            return 0.5 * v @ (Q @ v) - c @ v
+
+        def fg(v):
+            Qv = Q @ v
+            return 0.5 * v @ Qv - c @ v, Qv - c
+
+        v, _, _ = _fista(fg, proj, np.ascontiguousarray(x[support]), 1.0 / eta, maxiter, cost)
+        w = np.zeros(d)
+        w[support] = v
+        return w, problem.cost(w)
+    if variant == "zeroth_order":
+        def fg(v):
+            fv = problem.cost(v)
+            gv = np.zeros(d)
+            for i in np.concatenate([support, np.arange(p, d)]):
+                e = np.zeros(d)
+                e[i] = 1e-6 * max(1.0, abs(v[i]))
+                gv[i] = (problem.cost(v + e) - problem.cost(v - e)) / (2 * e[i])
+            return fv, gv
+    else:
+        def fg(v):
+            return problem.cost_and_egrad(v)
+    x, f, _ = _fista(fg, lambda v: op.restricted(v, support), x, 1.0 / eta, maxiter,
+                     problem.cost)
+    return x, f
+
+
+def _fista(fg, proj, x, L, maxiter, cost):
+    """FISTA with backtracking and function-value restart for min R over a fixed support.
+
+    Stops when a step moves the point by at most 1e-12 relative, or when a restarted
+    (plain projected-gradient) step no longer decreases the objective.
+    """
+    x = proj(x)
+    fx = cost(x)
+    y, t = x.copy(), 1.0
+    restarted = False
+    for _ in range(maxiter):
+        fy, gy = fg(y)
+        if not np.isfinite(fy):
+            break
+        while True:
+            xn = proj(y - gy / L)
+            fn = cost(xn)
+            dv = xn - y
+            if fn <= fy + gy @ dv + 0.5 * L * (dv @ dv) + 1e-13 * abs(fy) or L > 1e300:
+                break
+            L *= 2.0
+        if fn >= fx and (restarted or fn > fx):
+            if restarted:  # no decrease even from a gradient step at x: converged
+                break
+            y, t, restarted = x.copy(), 1.0, True
+            continue
+        restarted = False
+        tn = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
+        y = xn + ((t - 1.0) / tn) * (xn - x)
+        done = np.linalg.norm(xn - x) <= 1e-12 * max(1.0, np.linalg.norm(x))
+        x, fx, t = xn, fn, tn
+        if done:
+            break
+    return x, fx, 1.0 / L

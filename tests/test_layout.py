@@ -1,0 +1,143 @@
+"""The architecture, checked from the sources: the import graph of the package has no cycle
+(between modules, and between packages), dependencies point one way (problems never import
+solvers, validation is a leaf), modules stay small, and ``import jitopt`` leaves the heavy
+optional libraries unloaded."""
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import jitopt
+
+ROOT = pathlib.Path(jitopt.__file__).parent
+
+
+def module_name(path):
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in ROOT.rglob("*.py")}
+
+
+def is_package(name):
+    return MODULES.get(name) is not None and MODULES[name].name == "__init__.py"
+
+
+def imported(name):
+    """The jitopt modules that module ``name`` imports anywhere (function bodies too)."""
+    path = MODULES[name]
+    package = name if is_package(name) else name.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[:len(anchor) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            # "from package import module" imports the module; other names, the package
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                       for a in node.names]
+        else:
+            continue
+        out.update(t for t in targets if t.split(".")[0] == "jitopt" and t != name)
+    return out
+
+
+GRAPH = {name: imported(name) for name in MODULES}
+
+
+def find_cycle(graph):
+    """A cycle of ``graph`` as a list of nodes, or None (depth-first search)."""
+    state = {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt, path + [nxt])
+                if found:
+                    return found
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node, [node])
+            if found:
+                return found
+    return None
+
+
+def unit(name):
+    """The part of the package a module belongs to: ``jitopt.X`` for ``jitopt.X.Y``."""
+    return ".".join(name.split(".")[:2])
+
+
+def test_the_graph_sees_the_imports():
+    assert "jitopt._core.result" in GRAPH["jitopt._core.registry"]
+    assert "jitopt.solvers.rgd" in GRAPH["jitopt.solvers"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycle_between_modules():
+    assert find_cycle(GRAPH) is None
+
+
+def test_no_import_cycle_between_packages():
+    packages = {}
+    for name, targets in GRAPH.items():
+        if name == "jitopt":
+            continue  # the root imports every package to build the public front
+        packages.setdefault(unit(name), set()).update(
+            unit(t) for t in targets if unit(t) != unit(name) and t != "jitopt")
+    assert find_cycle(packages) is None
+
+
+@pytest.mark.parametrize("lower, higher", [
+    ("jitopt.problems", ("jitopt.solvers", "jitopt.sparse", "jitopt.transport",
+                         "jitopt.games", "jitopt._tour")),
+    ("jitopt.manifolds", ("jitopt._core", "jitopt.problems", "jitopt.solvers")),
+    ("jitopt.sets", ("jitopt._core", "jitopt.problems", "jitopt.solvers")),
+    ("jitopt._core", ("jitopt.problems", "jitopt.solvers", "jitopt.sparse",
+                      "jitopt.transport", "jitopt.games")),
+    ("jitopt.solvers", ("jitopt.sparse", "jitopt.transport", "jitopt.games",
+                        "jitopt._tour")),
+])
+def test_dependencies_point_one_way(lower, higher):
+    for name, targets in GRAPH.items():
+        if unit(name) == lower:
+            bad = sorted(t for t in targets if unit(t) in higher)
+            assert not bad, f"{name} imports {bad}"
+
+
+def test_validation_is_a_leaf():
+    assert GRAPH["jitopt.validation"] == set()
+
+
+def test_nothing_imports_the_tour_but_the_entry_point():
+    users = sorted(n for n, t in GRAPH.items() if "jitopt._tour" in t)
+    assert users == ["jitopt.__main__"]
+
+
+def test_modules_stay_small():
+    sizes = {name: len(path.read_text().splitlines()) for name, path in MODULES.items()}
+    assert max(sizes.values()) <= 550, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+
+
+def test_import_leaves_heavy_optional_libraries_unloaded():
+    heavy = ("cvxpy", "highspy", "sklearn", "abess", "ot", "pymanopt", "matplotlib")
+    code = ("import sys, jitopt; "
+            f"print(','.join(m for m in {heavy!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == ""
