@@ -55,7 +55,7 @@ def f1(w, beta):
 
 
 def fit_iht(X, y):
-    return iht(least_squares(X, y), k, constraint=Box(-bound, bound), selection="gain",
+    return iht(least_squares(X, y), k=k, constraint=Box(-bound, bound), selection="gain",
                relax=2.0).x
 
 

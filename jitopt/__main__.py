@@ -11,9 +11,9 @@ import time
 
 
 def run(entries=None, stream=functools.partial(print, flush=True)):
-    """Run the tour entries (all of :data:`jitopt._tour.TOUR` by default) and print one row
+    """Run the tour entries (all of :data:`jitopt.tour.TOUR` by default) and print one row
     each; return the rows."""
-    from ._tour import TOUR
+    from .tour import TOUR
 
     header = f"{'method':<14} {'problem':<38} {'result':<28} {'error':>22} {'time (s)':>9}"
     stream(header)

@@ -491,3 +491,136 @@ def test_same_seed_same_result():
     a = iht(least_squares(X, y), k=2, variant="stochastic", batch_size=4, rng=3)
     b = iht(least_squares(X, y), k=2, variant="stochastic", batch_size=4, rng=3)
     np.testing.assert_array_equal(a.x, b.x)
+
+
+# -- the solver contract ------------------------------------------------------------------
+
+def test_k_is_a_required_keyword():
+    X, y, _ = sparse_regression_data(20, 6, 2, rng=18)
+    problem = least_squares(X, y)
+    for args in ((), (2,)):  # k is not positional: iht(problem, 2) gives x0 = 2 and no k
+        with pytest.raises(TypeError, match="'k'"):
+            iht(problem, *args)
+    with pytest.raises(ValueError, match="x0 must be a 1-D array"):
+        iht(problem, 2, k=2)
+    with pytest.raises(TypeError, match="ks"):
+        iht_path(problem, [2], k=2)
+    sphere = jitopt.Problem(jitopt.manifolds.Sphere(3), lambda x: x[0], lambda x: 0 * x)
+    with pytest.raises(TypeError, match="'iht' takes a Problem on Euclidean, got one on Sphere"):
+        iht(sphere, k=1)
+    assert "iht" not in jitopt.available_methods(sphere)
+    with pytest.raises(ValueError, match="Euclidean"):  # a matrix point: Euclidean(d) only
+        iht(jitopt.Problem(jitopt.manifolds.Euclidean(2, 2), lambda x: x[0, 0],
+                           lambda x: 0 * x), k=1)
+
+
+def test_registered_and_minimize_equals_direct_call():
+    X, y, _ = sparse_regression_data(60, 15, 3, rng=21)
+    problem = least_squares(X, y)
+    assert "iht" in jitopt.available_methods(problem)
+    assert jitopt.get_method("iht").tol_option == "tol"
+    a = jitopt.minimize(problem, method="iht", tol=1e-9, options={"k": 3, "relax": 2.0})
+    b = iht(least_squares(X, y), k=3, relax=2.0, tol=1e-9)
+    np.testing.assert_array_equal(a.x, b.x)
+    assert (a.fun, a.nit, a.nfev, a.status) == (b.fun, b.nit, b.nfev, b.status)
+    assert a.n_nonzero == 3 and a.success
+
+
+def test_stationarity_is_the_gradient_mapping_at_the_returned_point():
+    X, y, _ = sparse_regression_data(60, 15, 3, rng=22)
+    for options in (dict(), dict(refit=True), dict(relax=2.0), dict(relax=2.0, swap=0),
+                    dict(constraint=L2Ball(2.0), refit=True)):
+        res = iht(least_squares(X, y), k=3, history=True, **options)
+        assert res.stationarity_measure == "gradient mapping norm"
+        g = X.T @ (X @ res.x - y) / 60
+        z = res.x - res.step * g
+        expected = np.linalg.norm(res.x - two_step_projection(
+            z, 3, options.get("constraint"), res.selection)) / res.step
+        assert res.stationarity == pytest.approx(expected, rel=1e-9, abs=1e-12)
+        assert res.history["nfev"][-1] <= res.nfev and res.history["step"][0] > 0
+
+
+def test_numba_loop_takes_the_python_loop_steps():
+    X, y, _ = sparse_regression_data(80, 25, 4, rho=0.6, rng=23)
+    for options in (dict(), dict(constraint=Box(-1.5, 1.5), selection="gain", relax=2.0),
+                    dict(constraint=NonNegative() & L2Ball(3.0), step="lipschitz"),
+                    dict(n_unconstrained=2, max_time=60.0)):
+        slow = iht(least_squares(X, y), k=4, jit=False, history=True, **options)
+        fast = iht(least_squares(X, y), k=4, history=True, **options)
+        chunked = iht(least_squares(X, y), k=4, **options)
+        assert (slow.loop, fast.loop) == ("python", "numba")
+        for res in (fast, chunked):
+            np.testing.assert_array_equal(res.x, slow.x)
+            assert (res.nit, res.nfev, res.njev, res.nifo, res.n_increases, res.status) == \
+                (slow.nit, slow.nfev, slow.njev, slow.nifo, slow.n_increases, slow.status)
+        np.testing.assert_array_equal(fast.history["fun"], slow.history["fun"])
+        np.testing.assert_array_equal(fast.history["stationarity"],
+                                      slow.history["stationarity"])
+
+
+def test_max_time_zero_stops_at_once_and_stays_k_sparse():
+    X, y, _ = sparse_regression_data(60, 15, 3, rng=24)
+    for jit in ("auto", False):
+        res = iht(least_squares(X, y), np.ones(15), k=3, relax=2.0, max_time=0.0, jit=jit)
+        assert res.status == jitopt.Status.MAXTIME and not res.success and res.nit == 0
+        assert "max_time = 0" in res.message
+        assert res.n_nonzero <= 3 and np.isfinite(res.stationarity)
+    with pytest.raises(ValueError, match="max_time"):
+        iht(least_squares(X, y), k=3, max_time=-1.0)
+
+
+def test_contract_case_has_the_known_best_subset():
+    import cases_iht
+
+    X, y = cases_iht.data()
+    best = min(itertools.combinations(range(6), cases_iht.K),
+               key=lambda S: np.linalg.lstsq(X[:, S], y, rcond=None)[1][0])
+    assert best == cases_iht.SUPPORT
+    problem, x0, options = cases_iht.make()
+    res = iht(problem, x0, **options)
+    assert res.success and tuple(res.support) == cases_iht.SUPPORT
+
+
+@pytest.mark.parametrize("fault, status", [("raise", jitopt.Status.ORACLE_ERROR),
+                                           ("nan", jitopt.Status.NONFINITE)])
+@pytest.mark.parametrize("at", [1, 4, 9])
+def test_oracle_fault_at_call_k_becomes_a_result(fault, status, at):
+    import cases_iht
+
+    problem, x0, options = cases_iht.make()
+    healthy = iht(problem, x0, history=True, **options)
+    problem, x0, options = cases_iht.make(fault, at)
+    res = iht(problem, x0, history=True, **options)
+    assert res.status == status and not res.success
+    assert "iteration" in res.message and "egrad" in res.message
+    assert np.isfinite(res.x).all() and res.x.shape == (6,)
+    if at > 1:  # the best iterate before the fault: one of the healthy run's iterates
+        assert res.fun == pytest.approx(healthy.history["fun"][:res.nit + 1].min(), rel=1e-12)
+    if fault == "raise":
+        assert isinstance(res.fault.__cause__, ZeroDivisionError)
+
+
+def test_fault_in_the_run_at_k_stops_the_relaxed_run():
+    """The cost is NaN at points with at most k nonzeros: the relaxed run and its refit
+    (k_work nonzeros) are fine, the run at k after the pruning is not."""
+    X, y, _ = sparse_regression_data(40, 10, 2, rng=25)
+
+    def cost(x):
+        r = X @ x - y
+        return np.nan if np.count_nonzero(x) <= 2 else 0.5 * float(r @ r) / 40
+
+    problem = jitopt.Problem(jitopt.manifolds.Euclidean(10), cost,
+                             lambda x: X.T @ (X @ x - y) / 40)
+    res = iht(problem, np.ones(10), k=2, relax=2.0)
+    assert res.status == jitopt.Status.NONFINITE and not res.success
+    assert "iteration" in res.message and np.isfinite(res.fun)
+    assert np.count_nonzero(res.x) == 4  # the best relaxed iterate
+
+
+def test_same_seed_same_result_zeroth_order():
+    X, y, _ = sparse_regression_data(40, 10, 2, rng=26)
+    a = iht(least_squares(X, y), k=2, variant="zeroth_order", maxiter=20, rng=5)
+    b = iht(least_squares(X, y), k=2, variant="zeroth_order", maxiter=20,
+            rng=np.random.default_rng(5))
+    np.testing.assert_array_equal(a.x, b.x)
+    assert a.nfev == b.nfev

@@ -203,11 +203,11 @@ def test_builtin_problems_bad_input():
 
 
 def test_tour_rows_have_small_errors():
-    from jitopt import _tour
+    from jitopt import tour
     from jitopt.__main__ import run
 
     lines = []
-    rows = run([_tour.rgd], stream=lines.append)
+    rows = run([tour.rgd], stream=lines.append)
     assert len(rows) == 1 and "rgd" in lines[2]
     method, _, summary, error, _, _ = rows[0]
     assert method == "rgd" and "converged" in summary and error < 1e-10

@@ -534,7 +534,8 @@ def test_bad_input():
         rsdm(problem, step="wolfe")
     with pytest.raises(TypeError, match="batch_size needs a jitopt.FiniteSumProblem"):
         rsdm(problem, batch_size=4)
-    with pytest.raises(TypeError, match="rsdm needs a problem on Stiefel"):
+    with pytest.raises(TypeError, match="'rsdm' takes a Problem on Stiefel, Grassmann, got one "
+                                        "on Euclidean"):
         rsdm(Problem(Euclidean(3), lambda x: 0.0, lambda x: x))
     with pytest.raises(TypeError, match="problem must be a Problem"):
         rsdm(A)
@@ -568,7 +569,7 @@ def test_bad_input():
 
 
 def test_tour_entry():
-    from jitopt._tour import rsdm as tour
+    from jitopt.tour import rsdm as tour
 
     method, _, summary, error, _ = tour()
     assert method == "rsdm" and summary.startswith("converged") and error <= 1e-10

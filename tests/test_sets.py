@@ -325,3 +325,27 @@ def test_polytope_vertices_bounds_and_membership():
         Polytope([[1.0], [-1.0]], [0.0, -1.0])
     with pytest.raises(ValueError, match="unbounded"):
         Polytope([[1.0, 0.0], [0.0, 1.0]], [1.0, 1.0])
+
+
+def test_sets_load_no_lp_solver_or_sparse_matrices():
+    """jitopt.sets loads scipy.optimize.linprog only when a Polytope is built and never
+    scipy.sparse: no module of the package imports scipy at its top level."""
+    import ast
+    import pathlib
+
+    import jitopt.sets
+
+    sources = sorted(pathlib.Path(jitopt.sets.__file__).parent.glob("*.py"))
+    assert len(sources) >= 4  # the package and its modules by concern
+    for path in sources:
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            assert not any(name.startswith("scipy") for name in names), (path.name, names)
+    # the lazy import still works
+    assert jitopt.sets.Polytope([[1.0], [-1.0]], [1.0, 1.0]).upper[0] == pytest.approx(1.0)

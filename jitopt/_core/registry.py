@@ -38,24 +38,28 @@ class Method:
         The problem-level solver, ``solver(problem, x0=None, **options)``.
     problem_type : type
         The problem type the solver takes (instances of subclasses too).
+    manifolds : tuple of type or None
+        The manifold classes of the problems the solver takes (``None``: any).
     tol_option : str
         The solver option that :func:`minimize`'s ``tol`` sets.
     options : tuple of str
         The solver's keyword options.
     """
 
-    def __init__(self, name, solver, problem_type, tol_option):
+    def __init__(self, name, solver, problem_type, tol_option, manifolds=None):
         self.name = name
         self.solver = solver
         self.problem_type = problem_type
+        self.manifolds = manifolds
         self.tol_option = tol_option
         params = inspect.signature(solver).parameters
         self.options = tuple(p for p in params if p not in ("problem", "x0"))
         self.__doc__ = solver.__doc__
 
     def takes(self, problem):
-        """Whether the method solves ``problem``."""
-        return isinstance(problem, self.problem_type)
+        """Whether the method solves ``problem`` (its type, and its manifold if it has one)."""
+        return isinstance(problem, self.problem_type) and (
+            self.manifolds is None or isinstance(problem.manifold, self.manifolds))
 
     def __repr__(self):
         return f"<jitopt method {self.name!r}>"
@@ -76,6 +80,11 @@ class Method:
 
 
 def _check_takes(method, problem):
+    if isinstance(problem, method.problem_type) and not method.takes(problem):
+        names = ", ".join(m.__name__ for m in method.manifolds)
+        raise TypeError(f"method {method.name!r} takes a {method.problem_type.__name__} on "
+                        f"{names}, got one on {problem.manifold!r}; the methods for it: "
+                        f"{', '.join(available_methods(problem)) or 'none'}")
     if not method.takes(problem):
         others = ""
         if isinstance(problem, BaseProblem):
@@ -85,12 +94,13 @@ def _check_takes(method, problem):
                         f"{method.name!r}, got a {type(problem).__name__}{others}")
 
 
-def register_method(name, problem_type=Problem, tol_option="gtol"):
+def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=None):
     """Decorator registering a solver function under ``name``: ``@register_method("rgd")``.
 
     The solver must have the signature ``solver(problem, x0=None, *, <options>, maxiter,
     max_time, callback=None, history=False, disp=False, rng=None)``, take instances of
-    ``problem_type`` and return an :class:`~jitopt.OptimizeResult` built by a
+    ``problem_type`` (on one of ``manifolds``, a tuple of manifold classes, when given)
+    and return an :class:`~jitopt.OptimizeResult` built by a
     :class:`~jitopt._core.result.Monitor`. The decorator returns the solver wrapped so that
     it refuses other problem types with a ``TypeError`` and turns any exception raised
     after the start (once the solver's Monitor exists) into a failed result
@@ -117,7 +127,7 @@ def register_method(name, problem_type=Problem, tol_option="gtol"):
             finally:
                 frames.pop()
 
-        method = Method(name, run, problem_type, tol_option)
+        method = Method(name, run, problem_type, tol_option, manifolds)
         _METHODS[name] = method
         return run
 

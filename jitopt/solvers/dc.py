@@ -13,7 +13,7 @@ import numpy as np
 
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
-from .._validation import check_array, check_choice, check_int, check_real, check_rng
+from ..validation import check_array, check_choice, check_int, check_real, check_rng
 from ..problems import DCProblem
 from ._dc_subproblem import ProxSubproblem
 

@@ -39,7 +39,7 @@ def _step_rule(step):
                     f"k -> step, got {type(step).__name__}")
 
 
-@register_method("rsdm", tol_option="gtol")
+@register_method("rsdm", tol_option="gtol", manifolds=(Stiefel, Grassmann))
 def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
          batch_size=None, gtol=1e-6, f_target=None, maxiter=100_000, max_time=np.inf,
          check_every=100, initial_step=None, sufficient_decrease=1e-4, contraction=0.5,
@@ -168,8 +168,6 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     (True, True)
     """
     M = problem.manifold
-    if not isinstance(M, (Stiefel, Grassmann)):
-        raise TypeError(f"rsdm needs a problem on Stiefel, Orthogonal or Grassmann, got {M!r}")
     n, p = M.shape
     if n < 2:
         raise ValueError(f"rsdm needs n >= 2 (a rotation block of size r >= 2), got n={n}")

@@ -43,7 +43,8 @@ class _IHTBase(BaseEstimator):
     def _options(self):
         return dict(constraint=self.constraint, variant=self.variant,
                     selection=self.selection, step=self.step, maxiter=self.max_iter,
-                    tol=self.tol, relax=self.relax, refit=self.refit, rng=self.random_state)
+                    tol=self.tol, relax=self.relax, refit=self.refit, jit=self.jit,
+                    rng=self.random_state)
 
 
 class IHTRegressor(RegressorMixin, _IHTBase):
@@ -76,6 +77,9 @@ class IHTRegressor(RegressorMixin, _IHTBase):
     tol : float
     random_state : int or None
         Seed of the stochastic and zeroth-order variants.
+    jit : {"auto", False}
+        Run the iterations in Numba (``"auto"``, for least squares with the deterministic
+        variant) or always in Python, see :func:`jitopt.sparse.iht`.
 
     Attributes
     ----------
@@ -89,7 +93,7 @@ class IHTRegressor(RegressorMixin, _IHTBase):
 
     def __init__(self, n_nonzero_coefs=None, *, constraint=None, variant="deterministic",
                  selection="auto", relax=1.0, refit=True, fit_intercept=True, step="auto",
-                 max_iter=1000, tol=1e-7, random_state=None):
+                 max_iter=1000, tol=1e-7, random_state=None, jit="auto"):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.constraint = constraint
         self.variant = variant
@@ -101,6 +105,7 @@ class IHTRegressor(RegressorMixin, _IHTBase):
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
+        self.jit = jit
 
     def fit(self, X, y):
         """Fit the model; returns ``self``."""
@@ -138,7 +143,7 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
     constraint : None, "nonnegative" or jitopt.sets.ConvexSet
     alpha : float
         Ridge weight :math:`\alpha \ge 0` (keeps the problem bounded on separable data).
-    variant, selection, relax, refit, fit_intercept, step, max_iter, tol, random_state
+    variant, selection, relax, refit, fit_intercept, step, max_iter, tol, random_state, jit
         As in :class:`IHTRegressor`.
 
     Attributes
@@ -154,7 +159,7 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
     def __init__(self, n_nonzero_coefs=None, *, constraint=None, alpha=1e-4,
                  variant="deterministic", selection="auto", relax=1.0, refit=True,
                  fit_intercept=True, step="auto", max_iter=1000, tol=1e-7,
-                 random_state=None):
+                 random_state=None, jit="auto"):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.constraint = constraint
         self.alpha = alpha
@@ -167,6 +172,7 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
+        self.jit = jit
 
     def fit(self, X, y):
         """Fit the model; returns ``self``."""

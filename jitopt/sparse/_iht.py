@@ -9,9 +9,9 @@ import numpy as np
 from .._core.problem import FiniteSumProblem, Problem
 from .._core.registry import register_method
 from .._core.result import Monitor, NonFiniteOracle, Status
-from ..validation import check_array, check_choice, check_int, check_real, check_rng
 from ..manifolds import Euclidean
 from ..problems._sparse import LeastSquares
+from ..validation import check_array, check_choice, check_int, check_real, check_rng
 from ._loops import gradient_step, numba_loop, python_loop
 from ._projection import TwoStep, check_constraint, resolve_selection
 from ._refit import exchange_search, refit_on_support
@@ -30,12 +30,12 @@ class _Oracle:
     """``(f(x), gradient or its estimate at x)`` of a variant at iteration ``t``, and the
     gradient used for the stationarity of a refitted point."""
 
-    def __init__(self, problem, variant, rng, b0=None, b_growth=None, q0=None, q_growth=None,
-                 q_max=None, mu=None, s2=None, estimator=None):
+    def __init__(self, problem, variant, rng):
         self.problem, self.variant, self.rng = problem, variant, rng
-        self.b0, self.b_growth = b0, b_growth
-        self.q0, self.q_growth, self.q_max = q0, q_growth, q_max
-        self.mu, self.s2, self.estimator = mu, s2, estimator
+        # batch sizes b0 * b_growth^t; directions q0 * q_growth^t up to q_max, smoothing mu,
+        # subspace size s2 and the estimator of zo_gradient (set by iht when they apply)
+        self.b0 = self.b_growth = self.q0 = self.q_growth = self.q_max = None
+        self.mu = self.s2 = self.estimator = None
 
     def __call__(self, x, t):
         problem = self.problem
@@ -92,7 +92,7 @@ def _check_step(step, lipschitz, variant, problem):
         step == "backtracking"
 
 
-@register_method("iht", Problem, tol_option="tol")
+@register_method("iht", Problem, tol_option="tol", manifolds=(Euclidean,))
 def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
         selection="magnitude", step="auto", lipschitz=None, relax=1.0, refit=None,
         swap="auto", n_unconstrained=0, batch_size=10, batch_growth=1.1, n_directions=10,
@@ -216,8 +216,10 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
         main run; raise :class:`StopIteration` to stop (``Status.CALLBACK``; a relaxed
         iterate is then pruned to ``k`` and not refitted).
     history, disp
-        As in :func:`jitopt.solvers.rgd`; ``history`` has the column ``step`` (the
-        :math:`\eta` of each step) besides the common ones.
+        As in :func:`jitopt.solvers.rgd`; ``history`` has a row per iteration of the main
+        run, with the column ``step`` (the :math:`\eta` of each step) besides the common
+        ones (the refits and runs at ``k`` after it add to the result's counts, not to the
+        history).
     rng : int or numpy.random.Generator, optional
         Seed of the minibatches and directions: same seed, same result.
 
@@ -324,18 +326,12 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
                       extra=("step",), maxiter=maxiter, max_time=max_time, tol=tol,
                       min_step=min_step)
     f, g = oracle(w, 0)
-    gmap = math.sqrt(gradient_step(op, w, g, eta)[2]) / eta
-    if monitor.iteration(0, w, f, gmap, step=eta):
-        loop = SimpleNamespace(status=Status.CALLBACK, message=None, nit=0, eta=eta,
-                               best=(f, w, g, 0), n_increases=0)
-    else:
-        run = SimpleNamespace(op=op, oracle=oracle, monitor=monitor, maxiter=maxiter,
-                              max_time=max_time, backtrack=backtrack, min_step=min_step,
-                              loop_tol=loop_tol, per_iterate=per_iterate)
-        loop = (numba_loop if compiled else python_loop)(run, w, f, np.ascontiguousarray(g),
-                                                         eta)
-    status, message, nit, eta = loop.status, loop.message, loop.nit, loop.eta
-    n_increases = loop.n_increases
+    monitor.iteration(0, w, f, math.sqrt(gradient_step(op, w, g, eta)[2]) / eta, step=eta)
+    run = SimpleNamespace(op=op, oracle=oracle, monitor=monitor, maxiter=maxiter,
+                          max_time=max_time, backtrack=backtrack, min_step=min_step,
+                          loop_tol=loop_tol, per_iterate=per_iterate)
+    loop = (numba_loop if compiled else python_loop)(run, w, f, np.ascontiguousarray(g), eta)
+    status, nit, eta, n_increases = loop.status, loop.nit, loop.eta, loop.n_increases
     f_best, x, g_best, best_it = loop.best
     quick = status in (Status.CALLBACK, Status.MAXTIME)  # stop without the polishing runs
     n_swaps = 0
@@ -344,45 +340,20 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
         x = op(x, k)
         f_best = problem.cost(x)
     elif k_work > k:
-        # two starts pruned to k by the selection rule: the best relaxed iterate and its
-        # refit on its own support; from each, the exchange search (swap > 0), or IHT at k
-        # (refitted at the end) with the refit of the pruned start itself as a fallback;
-        # the best of these is returned
-        x_relaxed, _ = refit_on_support(problem, op, x, variant, eta, refit_maxiter)
-        f_best = np.inf
-        seen = []
         inner = dict(constraint=c, variant=variant, selection=selection, step=step,
                      lipschitz=lipschitz, maxiter=maxiter, tol=tol, refit=True, swap=0,
                      n_unconstrained=n_free, batch_size=batch_size,
                      batch_growth=batch_growth, n_directions=n_directions,
                      direction_growth=direction_growth, max_directions=max_directions,
                      smoothing=smoothing, subspace_size=subspace_size, estimator=estimator,
-                     min_step=min_step, refit_maxiter=refit_maxiter, jit=jit, rng=rng)
-        for start in (x, x_relaxed):
-            pruned = op(start, k)
-            support = np.flatnonzero(pruned)
-            if any(np.array_equal(support, s) for s in seen):
-                continue  # same pruned support as the first start: nothing new to try
-            seen.append(support)
-            if swap > 0:
-                cand, f_cand, n = exchange_search(problem, pruned, k, op.lower, op.upper,
-                                                  swap)
-                n_swaps += n
-                cands = [(cand, f_cand)]
-            else:
-                polish = iht(problem, pruned, k=k, **inner,
-                             max_time=max(max_time - monitor.elapsed(), 0.0))
-                if "fault" in polish:  # an oracle fault of the inner run stops this one
-                    raise polish.fault
-                if polish.status == Status.MAXTIME:
-                    status = Status.MAXTIME
-                nit += polish.nit
-                n_increases += polish.n_increases
-                cands = [(polish.x, polish.fun),
-                         refit_on_support(problem, op, pruned, variant, eta, refit_maxiter)]
-            for cand, f_cand in cands:
-                if f_cand < f_best:
-                    x, f_best = cand, f_cand
+                     min_step=min_step, refit_maxiter=refit_maxiter, jit=jit, rng=rng,
+                     max_time=max_time)
+        x, f_best, n_swaps, polish = _prune_and_polish(problem, op, x, k, swap, eta, inner,
+                                                       monitor)
+        nit += sum(r.nit for r in polish)
+        n_increases += sum(r.n_increases for r in polish)
+        if any(r.status == Status.MAXTIME for r in polish):
+            status = Status.MAXTIME
     elif swap > 0 and not quick:
         x, f_best, n_swaps = exchange_search(problem, x, k, op.lower, op.upper, swap)
     elif refit and not quick:
@@ -391,12 +362,47 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
         changed = False
     g_x = oracle.gradient(x) if changed else g_best
     gmap = float(np.linalg.norm(x - op(x - eta * g_x, k))) / eta
+    message = loop.message if status == loop.status else None
     return monitor.result(x, f_best, gmap, nit, status, message,
                           support=np.flatnonzero(x[:p]),
                           n_nonzero=int(np.count_nonzero(x[:p])), k_work=k_work,
                           best_iteration=best_it, n_increases=int(n_increases), step=eta,
                           selection=selection, n_swaps=n_swaps,
                           loop="numba" if compiled else "python")
+
+
+def _prune_and_polish(problem, op, x, k, swap, eta, inner, monitor):
+    """Relax -> prune -> refit after a run at the relaxed sparsity ``op.k`` that ended at
+    ``x``: two starts pruned to ``k`` by the selection rule (``x`` and its refit on its own
+    support); from each, the exchange search (``swap > 0``), or :func:`iht` at ``k`` with
+    the options ``inner`` (refitted at the end) and the refit of the pruned start itself as
+    a fallback. Returns ``(the best point, its cost, exchanges made, the results of the
+    runs at k)``; an oracle fault in a run at ``k`` is raised again, stopping the caller."""
+    variant, maxiter = inner["variant"], inner["refit_maxiter"]
+    starts = (x, refit_on_support(problem, op, x, variant, eta, maxiter)[0])
+    best, f_best, n_swaps, runs, seen = x, np.inf, 0, [], []
+    for start in starts:
+        pruned = op(start, k)
+        support = np.flatnonzero(pruned)
+        if any(np.array_equal(support, s) for s in seen):
+            continue  # same pruned support as the first start: nothing new to try
+        seen.append(support)
+        if swap > 0:
+            cand, f_cand, n = exchange_search(problem, pruned, k, op.lower, op.upper, swap)
+            n_swaps += n
+            cands = [(cand, f_cand)]
+        else:
+            time_left = max(inner["max_time"] - monitor.elapsed(), 0.0)
+            res = iht(problem, pruned, k=k, **{**inner, "max_time": time_left})
+            if "fault" in res:  # an oracle fault of the run at k stops this one
+                raise res.fault
+            runs.append(res)
+            cands = [(res.x, res.fun),
+                     refit_on_support(problem, op, pruned, variant, eta, maxiter)]
+        for cand, f_cand in cands:
+            if f_cand < f_best:
+                best, f_best = cand, f_cand
+    return best, f_best, n_swaps, runs
 
 
 def iht_path(problem, ks, x0=None, **options):

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._core.registry import register_method
 from .._core.result import Monitor, NonFiniteOracle, Status
-from .._validation import check_choice, check_int, check_real, check_rng
+from ..validation import check_choice, check_int, check_real, check_rng
 from ..problems._barycenter import BarycenterProblem, as_density
 from . import _kernels
 from ._grid import _half_sq_norm, _invlap

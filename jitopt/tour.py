@@ -81,7 +81,7 @@ def sparse():
     X, y, _ = problems.sparse_regression_data(100, 12, 3, rho=0.7, snr=2.0, rng=0)
     best = min(nnls(X[:, list(S)], y)[1] for S in itertools.combinations(range(12), 3))
     fstar = 0.5 * best ** 2 / 100
-    res = iht(problems.least_squares(X, y), 3, constraint=NonNegative(), selection="signed",
+    res = iht(problems.least_squares(X, y), k=3, constraint=NonNegative(), selection="signed",
               relax=2.0)
     return ("iht", "3-sparse NNLS 100x12 vs best subset", f"{_status(res)}, {res.nit} iterations",
             abs(res.fun - fstar) / fstar, "rel. gap")
