@@ -42,7 +42,7 @@ class OracleCounts:
 
 
 class BaseProblem:
-    """What every problem type shares: oracle counters in :attr:`counts`.
+    """What every problem type shares: oracle counters in ``counts``.
 
     The problem types (:class:`Problem`, :class:`FiniteSumProblem`, and those of
     :mod:`jitopt.problems`: DC, VI and barycenter problems) derive from it, so that

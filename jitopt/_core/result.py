@@ -136,7 +136,7 @@ class OptimizeResult(scipy.optimize.OptimizeResult):
     success : bool
         ``status.success``: the method ended as designed (tolerance, target or schedule).
     status : Status
-        Why the solver stopped (an :class:`enum.IntEnum`, so it compares with ints).
+        Why the solver stopped (an ``enum.IntEnum``, so it compares with ints).
     message : str
         Why the solver stopped, with the quantity and its value.
     nit : int
@@ -149,7 +149,7 @@ class OptimizeResult(scipy.optimize.OptimizeResult):
     time : float
         Wall-clock seconds spent in the solver.
     history : dict of ndarray, optional
-        With ``history=True``: one entry per iteration, the columns of :class:`History`.
+        With ``history=True``: one entry per iteration, the columns listed in :doc:`/theory/interface`.
     """
 
 
@@ -224,6 +224,9 @@ class Monitor:
         The option that the stationarity is compared with (``"gtol"``, ``"tol"``).
     extra : tuple of str
         Names of the method's own history columns, passed to :meth:`iteration` as keywords.
+    inplace : bool
+        The solver updates its iterate in place (the monitor keeps references, not
+        copies): a fault result then holds the last iterate instead of the best.
     disp_every : int
         Print every ``disp_every`` iterations.
     **limits
@@ -233,7 +236,7 @@ class Monitor:
 
     def __init__(self, problem, callback=None, history=False, disp=False, *,
                  measure="Riemannian gradient norm", tol_name="gtol", extra=(), disp_every=1,
-                 **limits):
+                 inplace=False, **limits):
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable or None, got {type(callback).__name__}")
         self.problem = problem
@@ -246,11 +249,11 @@ class Monitor:
         self.measure = measure
         self.tol_name = tol_name
         self.limits = limits
-        # (nit, x, fun, stationarity) of the last iterate and of the one of least finite fun;
-        # x is kept by reference (no copy per iteration): a solver that updates its iterate
-        # in place reports its last iterate after a fault
+        # (nit, x, fun, stationarity) of the last iterate and of the one of least finite fun,
+        # x by reference (no copy per iteration)
         self.last = None
         self.best = None
+        self.inplace = bool(inplace)
         self._base = self._snapshot()
         self.start = time.perf_counter()
         frames = _run_frames()
@@ -271,7 +274,7 @@ class Monitor:
     def iteration(self, nit, x, fun, stationarity, **extra):
         """Record iterate ``nit``; ``True`` when the callback asks to stop."""
         self.last = (nit, x, fun, stationarity)
-        if math.isfinite(fun) and (self.best is None or fun < self.best[2]):
+        if not self.inplace and math.isfinite(fun) and (self.best is None or fun < self.best[2]):
             self.best = self.last
         if self.history is not None:
             self.history.record(nit, self.elapsed(), fun, stationarity, self.counts(),
@@ -352,5 +355,6 @@ class Monitor:
         else:
             _, x, fun, stat = picked
             x = np.array(x, copy=True)
-            message += f" x is the best iterate before it (iteration {picked[0]})."
+            which = "best" if picked is self.best else "last"
+            message += f" x is the {which} iterate before it (iteration {picked[0]})."
         return self.result(x, fun, stat, nit, status, message, fault=error)

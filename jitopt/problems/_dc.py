@@ -72,7 +72,7 @@ class DCProblem(BaseProblem):
 
     Notes
     -----
-    Oracle counts (:attr:`counts`): ``nfev`` counts evaluations of a sample mean
+    Oracle counts (``counts``): ``nfev`` counts evaluations of a sample mean
     :math:`\bar g` (:meth:`convex_value`, and each subproblem solved by a solver), ``njev``
     the subgradients of :math:`\bar h` (:meth:`concave_part`) and ``nifo`` the samples
     handed out by :meth:`draw_batches` (both parts). The user's samplers, ``concave`` and

@@ -172,7 +172,7 @@ class LeastSquares(FiniteSumProblem):
 
     @property
     def kernel_args(self):
-        """The arguments after ``w`` of the compiled oracle :func:`least_squares_kernel`,
+        """The arguments after ``w`` of the compiled oracle ``least_squares_kernel``,
         ``(X, y, X^T y/n, Gram cache and its bookkeeping, persistence)``, for solvers that
         run their loop in Numba (``least_squares_kernel(w, *kernel_args)`` is
         ``cost_and_egrad(w)`` uncounted; the cache is shared with the problem)."""

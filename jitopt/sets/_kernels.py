@@ -1,13 +1,6 @@
 r"""The compiled projection onto a convex set in the canonical form of
-:class:`~jitopt.sets.ConvexSet`: :func:`project_kernel` and its exact pieces.
-
-The projection is exact: in closed form for a box or a group ball alone, and by solving the
-one-dimensional equation of the KKT multiplier (bisection to the bracket's rounding level,
-then an exact solve on the active set) for a box with one :math:`\ell_1` or :math:`\ell_2`
-ball, the capped and the probability simplex. Intersections with two or more balls are
-projected by Dykstra's alternating projections between these exact pieces, run until the
-iterates stop changing at rounding level.
-"""
+:class:`~jitopt.sets.ConvexSet`: :func:`project_kernel` and its exact pieces (the methods are
+described in the docstring of :mod:`jitopt.sets`)."""
 
 import numpy as np
 from numba import njit

@@ -194,7 +194,7 @@ class EVIDomain:
     # -- gaps ------------------------------------------------------------------------------
 
     def closed_gaps(self, Y, Fy, w):
-        """(3, nblocks) array of per-block gaps (see :func:`_evi_kernels.gaps`), internal
+        """(3, nblocks) array of per-block gaps (computed by the compiled ``gaps`` kernel), internal
         coordinates, weights ``w`` (any positive scale)."""
         M = np.ascontiguousarray((Fy * w[:, None]).T @ Y)
         Fbar = w @ Fy

@@ -42,7 +42,7 @@ class _Kernel:
 
 
 def _python_chunk(problem, x, v, xa, ga, idx, idx2, etas, betas, control, independent):
-    """The steps of :func:`srge` between two checkpoints, with the problem's callables.
+    """The steps of :func:`~jitopt.solvers.srge` between two checkpoints, with the problem's callables.
 
     Step ``k`` retracts along :math:`-\\eta_k v` and, when batch row ``k`` exists, updates
     :math:`v` at the new point; ``xa, ga`` are the snapshot and its gradient. The Numba
@@ -92,13 +92,13 @@ def _compiled(problem, jit):
 
 def estimator_steps(problem, x, v, snapshot, snapshot_grad, batches, steps, betas, *,
                     control_variate=False, batches2=None, jit="auto"):
-    r"""Steps of the estimator recursion of :func:`srge` from the point ``x`` and the estimate
+    r"""Steps of the estimator recursion of :func:`~jitopt.solvers.srge` from the point ``x`` and the estimate
     ``v``: the building block of every SERENA method, for online use and for checks.
 
     Step :math:`k` sets :math:`x_{k+1} = R_{x_k}(-\eta_k v_k)` and, when ``batches`` has a
     row :math:`k`, :math:`v_{k+1} = (1 - \beta_k) r_{k+1} + \beta_k u_{k+1}` with the batch
     :math:`S = ` ``batches[k]`` (and :math:`S' = ` ``batches2[k]`` when given, else
-    :math:`S' = S`): the recursive and unbiased estimates of :func:`srge` with the snapshot
+    :math:`S' = S`): the recursive and unbiased estimates of :func:`~jitopt.solvers.srge` with the snapshot
     :math:`(\tilde x, \tilde g) = ` ``(snapshot, snapshot_grad)``.
 
     Parameters
@@ -117,7 +117,7 @@ def estimator_steps(problem, x, v, snapshot, snapshot_grad, batches, steps, beta
     batches2 : ndarray of int64, optional
         Independent batches :math:`S'`.
     jit : {"auto", False}
-        As in :func:`srge`.
+        As in :func:`~jitopt.solvers.srge`.
 
     Returns
     -------

@@ -213,8 +213,8 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     special = p == n  # rotations of SO(r) keep det X on O(n)
     full_checks = gtol > 0 or (stochastic and want_f)
 
-    monitor = Monitor(problem, callback, history, disp, disp_every=check_every, gtol=gtol,
-                      f_target=f_target, maxiter=maxiter, max_time=max_time,
+    monitor = Monitor(problem, callback, history, disp, disp_every=check_every, inplace=True,
+                      gtol=gtol, f_target=f_target, maxiter=maxiter, max_time=max_time,
                       min_step=min_step)
     nit = n_reorth = 0
 
