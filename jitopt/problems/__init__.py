@@ -1,5 +1,11 @@
-"""Ready-made problems with compiled oracles and known optima (``problem.fopt``,
-``problem.xopt``), used by the tour, the tests, the docs and the benchmarks."""
+"""Problem types and ready-made problems.
+
+The problem types beyond :class:`jitopt.Problem` and :class:`jitopt.FiniteSumProblem`:
+stochastic difference-of-convex problems (:class:`StreamProblem`, :class:`DCProblem` and the
+penalties), variational inequalities (:class:`VIProblem` and its operators) and Wasserstein
+barycenters (:class:`BarycenterProblem`). The ready-made problems have compiled oracles and
+known optima (``problem.fopt``, ``problem.xopt``), used by the tour, the tests, the docs and
+the benchmarks. Nothing here imports a solver."""
 
 from ._barycenter import BarycenterProblem
 from ._dc import DCProblem, online_sparse_robust_regression
