@@ -22,9 +22,11 @@ class OracleCounts:
     nifo : int
         Per-sample gradients: a gradient over the sample indices ``idx`` adds ``len(idx)``;
         a full gradient adds ``n_samples`` (1 for a plain :class:`Problem`).
+    nhev : int
+        Hessian-vector products (one per call).
     """
 
-    __slots__ = ("nfev", "njev", "nifo")
+    __slots__ = ("nfev", "njev", "nifo", "nhev")
 
     def __init__(self):
         self.reset()
@@ -33,12 +35,14 @@ class OracleCounts:
         self.nfev = 0
         self.njev = 0
         self.nifo = 0
+        self.nhev = 0
 
     def as_dict(self):
-        return {"nfev": self.nfev, "njev": self.njev, "nifo": self.nifo}
+        return {"nfev": self.nfev, "njev": self.njev, "nifo": self.nifo, "nhev": self.nhev}
 
     def __repr__(self):
-        return f"OracleCounts(nfev={self.nfev}, njev={self.njev}, nifo={self.nifo})"
+        return (f"OracleCounts(nfev={self.nfev}, njev={self.njev}, nifo={self.nifo}, "
+                f"nhev={self.nhev})")
 
 
 class BaseProblem:
@@ -108,6 +112,11 @@ class Problem(BaseProblem):
     fopt, xopt : optional
         The known optimal value and a known minimizer, when there are any (built-in
         problems set them; the tour, tests and benchmarks measure errors against them).
+    ehess : callable, optional
+        ``ehess(x, u) -> ndarray``: the Euclidean Hessian-vector product
+        :math:`\nabla^2 \bar f(x)[u]` of the same extension as ``egrad``, of shape
+        ``manifold.shape``. Second-order solvers turn it into the Riemannian Hessian with
+        ``manifold.euclidean_to_riemannian_hessian``. Counted in ``nhev``.
     egrad_rows : callable, optional
         Row-block oracle for matrix points: ``egrad_rows(x, rows) -> ndarray`` of shape
         ``(len(rows), x.shape[1])``, the rows ``rows`` (an int64 array of distinct indices)
@@ -149,8 +158,8 @@ class Problem(BaseProblem):
 
     n_samples = 1
 
-    def __init__(self, manifold, cost, egrad=None, *, cost_and_egrad=None, fopt=None,
-                 xopt=None, egrad_rows=None, cost_change=None, block_affine=None):
+    def __init__(self, manifold, cost, egrad=None, *, cost_and_egrad=None, ehess=None,
+                 fopt=None, xopt=None, egrad_rows=None, cost_change=None, block_affine=None):
         super().__init__()
         if not isinstance(manifold, Manifold):
             raise TypeError(
@@ -159,6 +168,7 @@ class Problem(BaseProblem):
         _check_callable("cost", cost, required=cost_and_egrad is None)
         _check_callable("egrad", egrad, required=cost_and_egrad is None)
         _check_callable("cost_and_egrad", cost_and_egrad, required=False)
+        _check_callable("ehess", ehess, required=False)
         _check_callable("egrad_rows", egrad_rows, required=False)
         _check_callable("cost_change", cost_change, required=False)
         _check_callable("block_affine", block_affine, required=False)
@@ -171,6 +181,7 @@ class Problem(BaseProblem):
             raise ValueError(f"block_affine needs a manifold of matrices, got {manifold!r} "
                              f"with point shape {manifold.shape}")
         self._block_affine = block_affine
+        self._ehess = ehess
         self._egrad_rows = egrad_rows
         self._cost_change = cost_change
         self.manifold = manifold
@@ -244,6 +255,18 @@ class Problem(BaseProblem):
         """Cost and Riemannian gradient at ``x``."""
         f, g = self.cost_and_egrad(x)
         return f, self.manifold.euclidean_to_riemannian_gradient(x, g)
+
+    @property
+    def has_ehess(self):
+        """Whether a Euclidean Hessian-vector product oracle ``ehess`` was given."""
+        return self._ehess is not None
+
+    def ehess(self, x, u):
+        """Euclidean Hessian-vector product at ``x`` along ``u`` (counts one ``nhev``)."""
+        if self._ehess is None:
+            raise AttributeError(f"{self!r} has no ehess oracle")
+        self.counts.nhev += 1
+        return self._check_grad(self.call_oracle("ehess", self._ehess, x, u), "ehess")
 
     @property
     def has_cost_and_egrad(self):

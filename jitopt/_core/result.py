@@ -141,11 +141,11 @@ class OptimizeResult(scipy.optimize.OptimizeResult):
         Why the solver stopped, with the quantity and its value.
     nit : int
         Number of iterations.
-    nfev, njev, nifo : int
-        Oracle calls: cost evaluations, gradient evaluations, and per-sample gradients
+    nfev, njev, nifo, nhev : int
+        Oracle calls: cost evaluations, gradient evaluations, per-sample gradients
         (incremental first-order oracle calls; a full gradient of a finite sum of ``n``
-        terms counts ``n``, of a plain problem counts 1). Each method's docstring says what
-        they count for its problem type.
+        terms counts ``n``, of a plain problem counts 1) and Hessian-vector products. Each
+        method's docstring says what they count for its problem type.
     time : float
         Wall-clock seconds spent in the solver.
     history : dict of ndarray, optional
@@ -255,6 +255,7 @@ class Monitor:
         self.best = None
         self.inplace = bool(inplace)
         self._base = self._snapshot()
+        self._base_nhev = getattr(problem.counts, "nhev", 0)
         self.start = time.perf_counter()
         frames = _run_frames()
         if frames:
@@ -322,6 +323,7 @@ class Monitor:
             nfev=nfev,
             njev=njev,
             nifo=nifo,
+            nhev=getattr(self.problem.counts, "nhev", 0) - self._base_nhev,
             time=self.elapsed(),
             **extra,
         )

@@ -52,6 +52,14 @@ class Manifold:
         """Riemannian gradient at ``x`` from the Euclidean gradient ``egrad``."""
         return self.projection(x, egrad)
 
+    def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
+        r"""Riemannian Hessian :math:`\operatorname{Hess} f(x)[u]` from the Euclidean
+        gradient ``egrad`` at ``x`` and the Euclidean Hessian-vector product ``ehess``
+        :math:`= \nabla^2 \bar f(x)[u]` along the tangent vector ``u``: for an embedded
+        submanifold, the tangent projection of ``ehess`` plus the Weingarten term of
+        ``egrad``. Each manifold defines it (``NotImplementedError`` here)."""
+        raise NotImplementedError(f"{type(self).__name__} has no euclidean_to_riemannian_hessian")
+
     def transport(self, x1, x2, u):
         """Transport the tangent vector ``u`` at ``x1`` into the tangent space at ``x2``."""
         return self.projection(x2, u)
