@@ -22,6 +22,15 @@ We recover a sparse signal :math:`\\beta^*` with :math:`k = 8` nonzeros of eithe
 
 For each signal-to-noise ratio we average, over 3 random instances, the support F1 score
 and the objective of each (feasible) output relative to the best of the three.
+
+The left panel shows support recovery: IHT-2SP and abess recover nearly the same supports
+(abess a little more at the lowest SNR, the same from SNR 1 on), both better than the
+clipped Lasso. The right panel shows the objective above the best of the three on a
+symmetric-log axis (linear below 0.01 %, so a method that is the best on every instance
+sits at 0): IHT-2SP is the best on these instances, abess with bounds is 0.3 to 1 % above
+it (its bounded fit is a heuristic), and the clipped Lasso, which is not a least-squares
+fit under the box, tens to hundreds of percent above. The printed lines give the averages
+and the time of each method.
 """
 
 import time
@@ -96,12 +105,23 @@ for name in methods:
     print(f"{name:>22}: mean F1 {scores[name][:, 0].mean():.3f}, mean relative objective gap "
           f"{scores[name][:, 1].mean():.2%}, total time {times[name]:.2f} s")
 
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+styles = {"jitopt IHT-2SP (box)": dict(marker="o", ms=9, mfc="none", lw=2.5),
+          "abess with bounds": dict(marker="x", ms=7, ls="--"),
+          "Lasso path, clipped": dict(marker="s", ms=5, ls=":")}
+fig, axes = plt.subplots(1, 2, figsize=(10, 4))
 for name, s in scores.items():
-    axes[0].plot(snrs, s[:, 0], "o-", label=name)
-    axes[1].plot(snrs, 100 * s[:, 1], "o-", label=name)
+    axes[0].plot(snrs, s[:, 0], label=name, **styles[name])
+    axes[1].plot(snrs, 100 * s[:, 1], label=name, **styles[name])
 axes[0].set(xscale="log", xlabel="SNR", ylabel="support F1", ylim=(0, 1.05))
 axes[1].set(xscale="log", xlabel="SNR", ylabel="objective above the best (%)")
+axes[1].set_yscale("symlog", linthresh=0.01)
+axes[1].set_ylim(0, 1000)
+for ax in axes:
+    ax.set_xticks(snrs, [f"{s:g}" for s in snrs])
+    ax.minorticks_off()
+    ax.grid(alpha=0.3)
+axes[1].set_yticks([0, 0.01, 0.1, 1, 10, 100, 1000])
+axes[1].set_yticklabels(["0", "0.01", "0.1", "1", "10", "100", "1000"])
 axes[0].legend(fontsize=8)
 fig.suptitle(f"k = {k}, n = {n}, p = {p}, rho = {rho}, box |w| <= {bound}")
 fig.tight_layout()

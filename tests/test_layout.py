@@ -135,7 +135,7 @@ def test_modules_stay_small():
 
 
 def test_import_leaves_heavy_optional_libraries_unloaded():
-    heavy = ("cvxpy", "highspy", "sklearn", "abess", "ot", "pymanopt", "matplotlib")
+    heavy = ("cvxpy", "highspy", "sklearn", "abess", "ot", "pymanopt", "matplotlib", "jax")
     code = ("import sys, jitopt; "
             f"print(','.join(m for m in {heavy!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

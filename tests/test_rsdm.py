@@ -573,3 +573,63 @@ def test_tour_entry():
 
     method, _, summary, error, _ = tour()
     assert method == "rsdm" and summary.startswith("converged") and error <= 1e-10
+
+
+# -- defaults that stop -------------------------------------------------------------------
+
+def _default_cases():
+    rng = np.random.default_rng(60)
+    A, _ = gapped_matrix(200, 10, rng)
+    yield "pca St(200, 10)", pca(A, 10)
+    A, _ = gapped_matrix(40, 6, rng)
+    yield "pca Gr(40, 6)", pca(A, 6, manifold="grassmann")
+    A = rng.standard_normal((30, 12))
+    yield "procrustes SO(12)", procrustes(A, A @ haar(12, rng)
+                                          + 0.1 * rng.standard_normal((30, 12)), special=True)
+    yield "linear St(15, 4)", linear_cost(rng.standard_normal((15, 4)))
+    # pymanopt's PCA example: 3 features, 2 components, 1000 samples (a cost of size 1e3)
+    z = rng.standard_normal((1000, 3)) * np.array([1.0, 0.6, 0.3])
+    yield "pca St(3, 2), |f| ~ 1e3", pca(z.T @ z, 2)
+    c = z.T @ z
+    yield "the same, user oracles", Problem(
+        Stiefel(3, 2), lambda x: -np.sum(x * (c @ x)), lambda x: -2.0 * c @ x,
+        fopt=-np.linalg.eigvalsh(c)[-2:].sum())
+
+
+@pytest.mark.filterwarnings("ignore:rsdm. the problem has no row-block oracle")
+@pytest.mark.parametrize("name, problem", list(_default_cases()),
+                         ids=[n for n, _ in _default_cases()])
+def test_defaults_stop_within_5000_steps_with_a_status_that_says_why(name, problem):
+    res = rsdm(problem)
+    assert res.nit <= 5000, (res.status, res.message)
+    assert res.status in (Status.CONVERGED, Status.TARGET, Status.SMALL_STEP), res.message
+    if res.status == Status.SMALL_STEP:
+        assert "stalled" in res.message and res.stationarity > 1e-6
+    else:
+        assert res.stationarity <= 1e-6
+    assert abs(res.fun - problem.fopt) / abs(problem.fopt) <= 1e-8
+
+
+def test_default_rng_gives_the_same_steps_and_f_target_stops():
+    problem = pca(gapped_matrix(40, 6, np.random.default_rng(61))[0], 6)
+    a, b = rsdm(problem), rsdm(problem)
+    assert a.nit == b.nit and np.array_equal(a.x, b.x)
+    res = rsdm(problem, f_target=problem.fopt + 1e-3)
+    assert res.status == Status.TARGET and res.fun <= problem.fopt + 1e-3 and res.nit < a.nit
+
+
+def test_stall_is_reported_when_gtol_is_below_the_rounding_floor():
+    z = np.random.default_rng(62).standard_normal((1000, 3)) * np.array([1.0, 0.6, 0.3])
+    problem = pca(z.T @ z, 2)
+    res = rsdm(problem, gtol=1e-14)
+    assert res.status == Status.SMALL_STEP and "stalled" in res.message
+    assert abs(res.fun - problem.fopt) / abs(problem.fopt) <= 1e-12
+    assert res.nit <= 5000
+
+
+def test_warning_without_a_row_block_oracle():
+    c = np.diag([3.0, 2.0, 1.0])
+    problem = Problem(Stiefel(3, 2), lambda x: -np.sum(x * (c @ x)), lambda x: -2.0 * c @ x)
+    with pytest.warns(RuntimeWarning, match="rgd"):
+        res = rsdm(problem)
+    assert res.success and abs(res.fun + 5.0) <= 1e-10

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from ..manifolds import Manifold
+from ..manifolds._base import manifold_type_error
 from .result import NonFiniteOracle, OracleError
 
 __all__ = ["OracleCounts", "BaseProblem", "Problem", "FiniteSumProblem"]
@@ -24,6 +25,16 @@ class OracleCounts:
         a full gradient adds ``n_samples`` (1 for a plain :class:`Problem`).
     nhev : int
         Hessian-vector products (one per call).
+
+    Examples
+    --------
+    >>> import jitopt
+    >>> counts = jitopt.OracleCounts()
+    >>> counts.nfev += 2
+    >>> counts
+    OracleCounts(nfev=2, njev=0, nifo=0, nhev=0)
+    >>> counts.reset(); counts.as_dict()
+    {'nfev': 0, 'njev': 0, 'nifo': 0, 'nhev': 0}
     """
 
     __slots__ = ("nfev", "njev", "nifo", "nhev")
@@ -55,6 +66,14 @@ class BaseProblem:
     functions through :meth:`call_oracle`, which turns an exception into
     :class:`OracleError` and a non-finite value into :class:`NonFiniteOracle`; a solver
     run reports both as a failed result.
+
+    Examples
+    --------
+    >>> import jitopt
+    >>> issubclass(jitopt.FiniteSumProblem, jitopt.BaseProblem)
+    True
+    >>> jitopt.BaseProblem().counts
+    OracleCounts(nfev=0, njev=0, nifo=0, nhev=0)
     """
 
     def __init__(self):
@@ -77,7 +96,8 @@ class BaseProblem:
             finite = math.isfinite(value)
         else:  # NaN and inf reach the squared norm (overflow aside: then check each entry)
             flat = value.ravel() if isinstance(value, np.ndarray) else np.ravel(value)
-            finite = math.isfinite(flat @ flat) or bool(np.isfinite(flat).all())
+            finite = (math.isfinite(np.vdot(flat, flat).real)
+                      or bool(np.isfinite(flat).all()))
         if not finite:
             raise NonFiniteOracle(f"The oracle {name} returned a non-finite value (NaN or inf)")
         return value
@@ -92,6 +112,21 @@ def _check_callable(name, f, required):
         raise TypeError(f"{name} must be callable, got {type(f).__name__}")
 
 
+def _autodiff(manifold, cost, egrad, cost_and_egrad, ehess):
+    """The oracles with ``egrad="jax"`` and/or ``ehess="jax"`` replaced by JAX's."""
+    for name, value in (("egrad", egrad), ("ehess", ehess)):
+        if isinstance(value, str) and value != "jax":
+            raise ValueError(f'{name} must be callable, None or "jax", got {value!r}')
+    if cost_and_egrad is not None:
+        raise ValueError('cost_and_egrad cannot be given with "jax": JAX builds it from cost')
+    from .autodiff import jax_oracles
+
+    jcost, jegrad, jboth, jehess = jax_oracles(cost, manifold.dtype)
+    if egrad == "jax":
+        cost, egrad, cost_and_egrad = jcost, jegrad, jboth
+    return cost, egrad, cost_and_egrad, jehess if ehess == "jax" else ehess
+
+
 class Problem(BaseProblem):
     r"""A smooth problem :math:`\min_{x \in \mathcal M} f(x)` with counted oracles.
 
@@ -102,21 +137,25 @@ class Problem(BaseProblem):
     cost : callable
         ``cost(x) -> float``, the cost at a point ``x`` (an array of shape
         ``manifold.shape``).
-    egrad : callable, optional
+    egrad : callable or "jax", optional
         ``egrad(x) -> ndarray``, the Euclidean gradient of (any smooth extension of) the
         cost, of shape ``manifold.shape``. Solvers turn it into the Riemannian gradient with
-        ``manifold.euclidean_to_riemannian_gradient``.
+        ``manifold.euclidean_to_riemannian_gradient``. ``"jax"``: differentiate ``cost``,
+        written with ``jax.numpy``, by JAX (the extra ``jitopt[jax]``; the fused
+        ``cost_and_egrad`` then comes from ``jax.value_and_grad``; see
+        :doc:`/theory/autodiff`).
     cost_and_egrad : callable, optional
         ``cost_and_egrad(x) -> (float, ndarray)``, both at once when they share work (for
         PCA both need ``A @ x``). Solvers use it when they need both at the same point.
     fopt, xopt : optional
         The known optimal value and a known minimizer, when there are any (built-in
         problems set them; the tour, tests and benchmarks measure errors against them).
-    ehess : callable, optional
+    ehess : callable or "jax", optional
         ``ehess(x, u) -> ndarray``: the Euclidean Hessian-vector product
         :math:`\nabla^2 \bar f(x)[u]` of the same extension as ``egrad``, of shape
         ``manifold.shape``. Second-order solvers turn it into the Riemannian Hessian with
-        ``manifold.euclidean_to_riemannian_hessian``. Counted in ``nhev``.
+        ``manifold.euclidean_to_riemannian_hessian``. Counted in ``nhev``. ``"jax"``:
+        ``jax.jvp`` of JAX's gradient of ``cost`` (forward over reverse).
     egrad_rows : callable, optional
         Row-block oracle for matrix points: ``egrad_rows(x, rows) -> ndarray`` of shape
         ``(len(rows), x.shape[1])``, the rows ``rows`` (an int64 array of distinct indices)
@@ -154,6 +193,18 @@ class Problem(BaseProblem):
     :attr:`counts`; the solvers report the counts in their result. A row-block gradient
     counts one ``njev`` and a ``cost_change`` one ``nfev``; a ``block_affine`` call counts
     one ``njev``.
+
+    Examples
+    --------
+    The largest eigenvalue of a diagonal matrix, as a minimum on the sphere:
+
+    >>> import numpy as np, jitopt
+    >>> A = np.diag([3.0, 2.0, 1.0])
+    >>> problem = jitopt.Problem(jitopt.manifolds.Sphere(3), lambda x: -x @ A @ x,
+    ...                          egrad=lambda x: -2 * A @ x)
+    >>> res = jitopt.solvers.rgd(problem, x0=np.ones(3) / np.sqrt(3))
+    >>> round(res.fun, 6), res.nfev == problem.counts.nfev
+    (-3.0, True)
     """
 
     n_samples = 1
@@ -162,9 +213,10 @@ class Problem(BaseProblem):
                  fopt=None, xopt=None, egrad_rows=None, cost_change=None, block_affine=None):
         super().__init__()
         if not isinstance(manifold, Manifold):
-            raise TypeError(
-                f"manifold must be a jitopt.manifolds.Manifold, got {type(manifold).__name__}"
-            )
+            raise manifold_type_error(manifold)
+        if isinstance(egrad, str) or isinstance(ehess, str):
+            cost, egrad, cost_and_egrad, ehess = _autodiff(manifold, cost, egrad,
+                                                           cost_and_egrad, ehess)
         _check_callable("cost", cost, required=cost_and_egrad is None)
         _check_callable("egrad", egrad, required=cost_and_egrad is None)
         _check_callable("cost_and_egrad", cost_and_egrad, required=False)
@@ -194,6 +246,9 @@ class Problem(BaseProblem):
     # -- oracles as the solvers see them (counted and checked) -------------------------
 
     def _check_value(self, value, oracle):
+        if np.iscomplexobj(value):
+            raise OracleError(f"The oracle {oracle} must return a real scalar, got a complex "
+                              f"value (return its real part for a real cost of complex x)")
         try:
             value = float(value)
         except (TypeError, ValueError):
@@ -207,6 +262,8 @@ class Problem(BaseProblem):
 
     def _check_grad(self, g, oracle, shape=None):
         shape = self.manifold.shape if shape is None else shape
+        if isinstance(g, tuple) and hasattr(self.manifold, "pack"):
+            g = self.manifold.pack(g)  # the parts of a Product gradient
         if not isinstance(g, np.ndarray) or g.shape != shape:
             raise OracleError(
                 f"The oracle {oracle} must return an array of shape {shape}, got "
@@ -348,6 +405,21 @@ class FiniteSumProblem(Problem):
     code of one of their compiled per-sample oracles and its float64 arrays and scalar.
     Solvers that know the code (the stochastic solvers of ``jitopt.solvers.serena``)
     then run their inner loop in Numba end to end; every other solver uses the callables.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> Z = np.random.default_rng(0).standard_normal((50, 3))
+    >>> problem = jitopt.FiniteSumProblem(
+    ...     jitopt.manifolds.Sphere(3),
+    ...     lambda x, idx: -np.mean((Z[idx] @ x) ** 2),
+    ...     lambda x, idx: -2 * Z[idx].T @ (Z[idx] @ x) / len(idx), n_samples=50)
+    >>> x = np.array([1.0, 0.0, 0.0])
+    >>> bool(np.isclose(problem.cost(x), -np.mean(Z[:, 0] ** 2)))
+    True
+    >>> g = problem.egrad(x, np.arange(5))
+    >>> problem.counts.nifo
+    5
     """
 
     #: Compiled per-sample oracles of a built-in problem, or ``None`` (see Notes).

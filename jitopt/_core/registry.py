@@ -9,6 +9,7 @@ from scipy.optimize import OptimizeWarning
 
 from ..validation import check_real
 from ..manifolds import Euclidean, Manifold
+from ..manifolds._base import manifold_type_error
 from .problem import BaseProblem, Problem
 from .result import _run_frames, _wants_intermediate_result
 
@@ -28,7 +29,21 @@ class Method:
     take a plain :class:`~jitopt.Problem`: scipy passes the flattened ``x0`` and every
     option. The solver works on points of the manifold's shape; ``fun`` and ``jac`` receive
     ``x`` in the shape of the ``x0`` they were given (flat, for scipy) and ``result.x`` has
-    that shape too.
+    that shape too. Methods are made by :func:`register_method`; :func:`get_method` returns
+    them.
+
+    Parameters
+    ----------
+    name : str
+        The registered name.
+    solver : callable
+        The problem-level solver, ``solver(problem, x0=None, **options)``.
+    problem_type : type
+        The problem type the solver takes (instances of subclasses too).
+    tol_option : str
+        The solver option that :func:`minimize`'s ``tol`` sets.
+    manifolds : tuple of type, optional
+        The manifold classes of the problems the solver takes (``None``: any).
 
     Attributes
     ----------
@@ -44,6 +59,15 @@ class Method:
         The solver option that :func:`minimize`'s ``tol`` sets.
     options : tuple of str
         The solver's keyword options.
+
+    Examples
+    --------
+    >>> import jitopt
+    >>> method = jitopt.get_method("rgd")
+    >>> method.name, method.tol_option, method.problem_type.__name__
+    ('rgd', 'gtol', 'Problem')
+    >>> "maxiter" in method.options
+    True
     """
 
     def __init__(self, name, solver, problem_type, tol_option, manifolds=None):
@@ -122,7 +146,8 @@ def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=Non
             except Exception as err:
                 if not frames[-1]:
                     raise  # before the start: a usage error
-                fallback = None if x0 is None else np.array(x0, dtype=float)
+                fallback = None if x0 is None else np.array(
+                    x0, dtype=complex if np.iscomplexobj(x0) else float)
                 return frames[-1][0].fault_result(err, fallback)
             finally:
                 frames.pop()
@@ -136,12 +161,50 @@ def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=Non
 
 def available_methods(problem=None):
     """Names of the registered methods, in registration order; with ``problem``, those that
-    take it."""
+    take it.
+
+    Parameters
+    ----------
+    problem : problem object, optional
+        A problem (a :class:`~jitopt.Problem`, :class:`~jitopt.FiniteSumProblem` or a
+        problem type of :mod:`jitopt.problems`); by default every method is listed.
+
+    Returns
+    -------
+    tuple of str
+        The method names, as :func:`minimize` and :func:`get_method` accept them.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> "rgd" in jitopt.available_methods()
+    True
+    >>> problem = jitopt.problems.pca(np.diag([3.0, 2.0, 1.0]), 1)
+    >>> "rgd" in jitopt.available_methods(problem), "iht" in jitopt.available_methods(problem)
+    (True, False)
+    """
     return tuple(name for name, m in _METHODS.items() if problem is None or m.takes(problem))
 
 
 def get_method(method):
-    """The :class:`Method` registered under ``method`` (case-insensitive)."""
+    """The :class:`Method` registered under ``method`` (case-insensitive).
+
+    Parameters
+    ----------
+    method : str or Method
+        A name from :func:`available_methods` (a :class:`Method` is returned as it is).
+
+    Returns
+    -------
+    Method
+        The registered method; ``scipy.optimize.minimize`` accepts it as ``method``.
+
+    Examples
+    --------
+    >>> import jitopt
+    >>> jitopt.get_method("RGD")
+    <jitopt method 'rgd'>
+    """
     if isinstance(method, Method):
         return method
     if not isinstance(method, str):
@@ -172,15 +235,18 @@ def minimize(fun, x0=None, args=(), jac=None, method=None, manifold=None, tol=No
         with a callable ``fun``; with a problem object, the method's default when omitted.
     args : tuple
         Extra arguments of ``fun`` and ``jac``.
-    jac : callable, bool, "2-point" or None
+    jac : callable, bool, "2-point", "jax" or None
         ``jac(x, *args)``: the Euclidean gradient, of the same shape as ``x``. ``True``
-        means ``fun`` returns ``(f, g)``. ``None`` or ``"2-point"``: forward differences in
-        the ambient space, ``x.size`` extra cost evaluations per gradient (counted in
-        ``nfev``); only sensible for small problems whose cost extends off the manifold.
+        means ``fun`` returns ``(f, g)``. ``"jax"``: JAX differentiates ``fun``, written
+        with ``jax.numpy`` (the extra ``jitopt[jax]``, :doc:`/theory/autodiff`).
+        ``None`` or ``"2-point"``: forward differences in the ambient space, ``x.size``
+        extra cost evaluations per gradient (counted in ``nfev``); only sensible for small
+        problems whose cost extends off the manifold.
     method : str or Method, optional
-        A name from :func:`available_methods`; default ``"rgd"`` for a callable ``fun``,
-        else the first method of ``available_methods(problem)``. A method that does not
-        take the problem's type raises a ``TypeError`` naming both.
+        A name from :func:`available_methods`; default ``"rlbfgs"`` for a callable ``fun``
+        or a plain :class:`~jitopt.Problem` (smooth and deterministic), else the first
+        method of ``available_methods(problem)``. A method that does not take the
+        problem's type raises a ``TypeError`` naming both.
     manifold : jitopt.manifolds.Manifold, optional
         The domain; ``None`` means ``Euclidean(*x0.shape)``.
     tol : float, optional
@@ -191,7 +257,12 @@ def minimize(fun, x0=None, args=(), jac=None, method=None, manifold=None, tol=No
         stops the solver with ``status=99``.
     options : dict, optional
         Method options (see each method's docstring); unknown ones raise an
-        :class:`~scipy.optimize.OptimizeWarning` and are ignored.
+        :class:`~scipy.optimize.OptimizeWarning` and are ignored. One option is taken by
+        ``minimize`` itself: ``point_tol``, the tolerance of the check that ``x0`` is a
+        point of the manifold (``check_point``'s ``atol``; default ``1e-8``, ``1e-5``
+        for float32 input). A start accepted only thanks to a loosened tolerance, or
+        given in float32 (promoted to float64), is moved to the nearest point of the
+        manifold (``manifold.closest_point``) before the method starts.
 
     Returns
     -------
@@ -227,13 +298,38 @@ def minimize(fun, x0=None, args=(), jac=None, method=None, manifold=None, tol=No
             names = available_methods(fun)
             if not names:
                 raise TypeError(f"no registered method takes a {type(fun).__name__}")
-            method = names[0]
+            method = _default_method(fun, names)
         method = get_method(method)
         _check_takes(method, fun)
+        if hasattr(fun, "manifold"):
+            x0 = _checked_start(fun.manifold, x0, options)
         _set_tol(method, tol, options)
         return method.solver(fun, x0, callback=callback, **_known(method, options))
-    return _minimize(fun, x0, args, jac, get_method("rgd" if method is None else method),
-                     manifold, tol, callback, options)
+    method = get_method(DEFAULT_METHOD if method is None else method)
+    return _minimize(fun, x0, args, jac, method, manifold, tol, callback, options)
+
+
+#: the default of :func:`minimize` for a smooth deterministic problem (a plain Problem or a
+#: callable): the fastest method of the Riemannian benchmark (docs/theory/riemannian)
+DEFAULT_METHOD = "rlbfgs"
+
+
+def _default_method(problem, names):
+    """``DEFAULT_METHOD`` for a plain :class:`Problem` that it takes, else the first of
+    ``names`` (the methods that take ``problem``, in registration order)."""
+    if type(problem) is Problem and DEFAULT_METHOD in names:
+        return DEFAULT_METHOD
+    return names[0]
+
+
+def _checked_start(manifold, x0, options):
+    """``x0`` checked against the ``point_tol`` option (popped), float32 promoted."""
+    point_tol = options.pop("point_tol", None)
+    if point_tol is not None:
+        point_tol = check_real("point_tol", point_tol, low=0.0)
+    if x0 is None or (point_tol is None and np.asarray(x0).dtype == np.float64):
+        return x0
+    return manifold.validate_point(x0, "x0", atol=point_tol)
 
 
 def _set_tol(method, tol, options):
@@ -264,23 +360,27 @@ def _minimize(fun, x0, args, jac, method, manifold, tol, callback, options):
         raise TypeError("x0 is required with a callable fun")
     if not isinstance(args, tuple):
         args = (args,)
+    if manifold is not None and not isinstance(manifold, Manifold):
+        raise manifold_type_error(manifold)
+    if isinstance(x0, tuple) and hasattr(manifold, "pack"):
+        x0 = manifold.pack(x0)  # the parts of a Product or FixedRankEmbedded point
     x0 = np.asarray(x0)
     if x0.ndim == 0:
         x0 = x0.reshape(1)
     if manifold is None:
         manifold = Euclidean(*x0.shape)
-    elif not isinstance(manifold, Manifold):
-        raise TypeError(f"manifold must be a jitopt.manifolds.Manifold, got "
-                        f"{type(manifold).__name__}")
     user_shape = x0.shape
     if x0.ndim == 1 and x0.shape != manifold.shape and x0.size == np.prod(manifold.shape):
         x0 = x0.reshape(manifold.shape)
+    x0 = _checked_start(manifold, x0, options)
 
     def user(x):
         return x.reshape(user_shape)
 
     def point(g):
-        g = np.asarray(g, dtype=float)
+        if isinstance(g, tuple) and hasattr(manifold, "pack"):
+            return manifold.pack(g)
+        g = np.asarray(g, dtype=manifold.dtype)
         return g.reshape(manifold.shape) if g.size == x0.size else g
 
     if jac is True:
@@ -294,11 +394,14 @@ def _minimize(fun, x0, args, jac, method, manifold, tol, callback, options):
         if callable(jac):
             def egrad(x):
                 return point(jac(user(x), *args))
+        elif jac == "jax":
+            egrad = "jax"  # JAX differentiates cost (jitopt[jax])
         elif jac is None or jac == "2-point":
             def egrad(x):
                 return _forward_difference(problem.cost, x)
         else:
-            raise ValueError(f"jac must be callable, True, None or '2-point', got {jac!r}")
+            raise ValueError(f"jac must be callable, True, None, '2-point' or 'jax', got "
+                             f"{jac!r}")
         problem = Problem(manifold, cost, egrad)
 
     _set_tol(method, tol, options)

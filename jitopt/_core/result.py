@@ -25,6 +25,14 @@ class Status(enum.IntEnum):
 
     ``result.success`` is ``status.success``: true for :attr:`CONVERGED`, :attr:`TARGET` and
     :attr:`SCHEDULE_DONE`, the three ways a method ends as designed.
+
+    Examples
+    --------
+    >>> import jitopt
+    >>> jitopt.Status.MAXITER == 1, jitopt.Status.MAXITER.success
+    (True, False)
+    >>> jitopt.Status(5).name, jitopt.Status.TARGET.success
+    ('TARGET', True)
     """
 
     #: the method's tolerance is met (the message names the quantity, its value and the tolerance)
@@ -107,14 +115,37 @@ _GENERIC = {
 
 class OracleError(Exception):
     """Raised by a problem's counted oracle when the user's function raised (the original
-    exception is the ``__cause__``); a solver run turns it into ``Status.ORACLE_ERROR``."""
+    exception is the ``__cause__``); a solver run turns it into ``Status.ORACLE_ERROR``.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> def cost(x):
+    ...     raise ZeroDivisionError("no cost here")
+    >>> problem = jitopt.Problem(jitopt.manifolds.Sphere(2), cost, egrad=lambda x: x)
+    >>> try:
+    ...     problem.cost(np.array([1.0, 0.0]))
+    ... except jitopt.OracleError as err:
+    ...     print(type(err.__cause__).__name__, err.status.name)
+    ZeroDivisionError ORACLE_ERROR
+    """
 
     status = Status.ORACLE_ERROR
 
 
 class NonFiniteOracle(OracleError):
     """Raised by a problem's counted oracle when it returned NaN or inf; a solver run turns
-    it into ``Status.NONFINITE``."""
+    it into ``Status.NONFINITE``.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> problem = jitopt.Problem(jitopt.manifolds.Sphere(2), lambda x: np.nan,
+    ...                          egrad=lambda x: x)
+    >>> res = jitopt.solvers.rgd(problem, x0=np.array([1.0, 0.0]))
+    >>> res.status.name, res.success
+    ('NONFINITE', False)
+    """
 
     status = Status.NONFINITE
 
@@ -150,6 +181,16 @@ class OptimizeResult(scipy.optimize.OptimizeResult):
         Wall-clock seconds spent in the solver.
     history : dict of ndarray, optional
         With ``history=True``: one entry per iteration, the columns listed in :doc:`/theory/interface`.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> problem = jitopt.problems.pca(np.diag([3.0, 2.0, 1.0]), 1)
+    >>> res = jitopt.solvers.rgd(problem, rng=0, history=True)
+    >>> res.success, round(res.fun, 6), res.stationarity_measure
+    (True, -3.0, 'Riemannian gradient norm')
+    >>> len(res.history["fun"]) == res.nit + 1
+    True
     """
 
 

@@ -204,6 +204,21 @@ class NormalFormGame(_GameBase):
         Actions per player.
     operator : jitopt.problems.NormalFormOperator
         :math:`F(x) = -(\nabla_{x_i} u_i(x))_i` on concatenated mixed profiles (compiled).
+
+    Examples
+    --------
+    The battle of the sexes: the two pure equilibria, each with probability 1/2, are a
+    correlated equilibrium (no player gains by deviating from a recommendation), while
+    each player would lose 1 by ignoring the recommendations altogether.
+
+    >>> import numpy as np
+    >>> from jitopt.games import NormalFormGame
+    >>> game = NormalFormGame([[[3.0, 0.0], [0.0, 2.0]], [[2.0, 0.0], [0.0, 3.0]]])
+    >>> game.n_players, game.sizes
+    (2, (2, 2))
+    >>> dist = np.array([[0.5, 0.0], [0.0, 0.5]])
+    >>> game.ce_gap(dist), game.cce_gap(dist)
+    (array([0., 0.]), array([-1., -1.]))
     """
 
     def __init__(self, payoffs):
@@ -257,6 +272,19 @@ class PolymatrixGame(_GameBase):
     edges : dict
         ``{(i, j): A_ij}`` with ``A_ij`` of shape ``(m_i, m_j)``: player ``i``'s payoff from
         its interaction with ``j`` (give ``(j, i)`` separately for ``j``'s side).
+
+    Examples
+    --------
+    A ring of four players with two actions each, random payoffs, and an
+    :math:`\varepsilon`-correlated equilibrium of it:
+
+    >>> from jitopt.games import PolymatrixGame
+    >>> game = PolymatrixGame.ring(4, m=2, rng=3)
+    >>> game.sizes, sorted(game.edges)[:3]
+    ((2, 2, 2, 2), [(0, 1), (0, 3), (1, 0)])
+    >>> res = game.correlated_equilibrium(tol=1e-3, rng=0)
+    >>> bool(res.success), bool(res.gap <= 1e-3)
+    (True, True)
     """
 
     def __init__(self, sizes, edges):
@@ -333,10 +361,30 @@ def concave_game(partial_gradients, domain, *, dim=None):
     domain : a domain of :class:`jitopt.problems.VIProblem`
         The joint strategy set; a :class:`jitopt.sets.Polytope` expresses coupled (shared)
         constraints.
+    dim : int, optional
+        The dimension :math:`d` of the joint strategy, as for
+        :class:`jitopt.problems.VIProblem` (needed only when the domain does not tell it).
 
     Returns
     -------
     jitopt.problems.VIProblem
+        The VI of the operator :math:`F(x) = -(\nabla_{x_i} u_i(x))_i` over ``domain``.
+
+    Examples
+    --------
+    Two players share the budget :math:`x_1 + x_2 \le 1/2`; with utilities
+    :math:`u_i = x_i(1 - x_1 - x_2)`, the symmetric equilibrium spends the budget
+    equally:
+
+    >>> import numpy as np
+    >>> from jitopt.games import concave_game
+    >>> from jitopt.sets import Polytope
+    >>> from jitopt.solvers import evi
+    >>> game = concave_game(lambda x: np.array([1 - 2 * x[0] - x[1], 1 - 2 * x[1] - x[0]]),
+    ...                     Polytope([[1, 1], [-1, 0], [0, -1]], [0.5, 0, 0]))
+    >>> res = evi(game, tol=1e-3, rng=0)
+    >>> bool(res.success), np.round(res.x, 3)
+    (True, array([0.25, 0.25]))
     """
     if not callable(partial_gradients):
         raise TypeError("partial_gradients must be callable")

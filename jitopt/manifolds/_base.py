@@ -5,6 +5,46 @@ import numpy as np
 __all__ = ["Manifold"]
 
 
+def _default_atol(x, atol):
+    """``atol``, or the default tolerance for the precision of ``x``."""
+    if atol is None:
+        low = (np.float32, np.float16, np.complex64)
+        return 1e-5 if np.asarray(x).dtype in low else 1e-8
+    atol = float(atol)
+    if not atol >= 0:
+        raise ValueError(f"atol must be a nonnegative number, got {atol!r}")
+    return atol
+
+
+#: pymanopt class names that differ from jitopt's
+_PYMANOPT_NAMES = {
+    "SymmetricPositiveDefinite": "SPD",
+    "SpecialOrthogonalGroup": "Orthogonal(n, special=True)",
+    "HermitianPositiveDefinite": "HermitianPositiveDefinite",
+}
+
+
+def manifold_type_error(manifold, name="manifold"):
+    """The ``TypeError`` for a ``manifold`` argument that is not a jitopt manifold.
+
+    A pymanopt manifold, whose class names match jitopt's, gets a message naming the
+    jitopt class to use.
+    """
+    cls = type(manifold)
+    msg = f"{name} must be a jitopt.manifolds.Manifold, got {cls.__name__}"
+    if cls.__module__.split(".")[0] == "pymanopt":
+        from .. import manifolds
+
+        jit = _PYMANOPT_NAMES.get(cls.__name__, cls.__name__)
+        msg = f"{name} is a pymanopt manifold ({cls.__module__}.{cls.__name__}); jitopt "
+        if hasattr(manifolds, jit.split("(")[0]):
+            msg += f"needs its own: use jitopt.manifolds.{jit} with the same sizes"
+        else:
+            msg += (f"has no {cls.__name__}; its manifolds are "
+                    f"{', '.join(manifolds.__all__[1:])}")
+    return TypeError(msg)
+
+
 class Manifold:
     """Base class of the manifolds: a Riemannian submanifold of a Euclidean space of arrays.
 
@@ -22,6 +62,10 @@ class Manifold:
 
     #: Names accepted by the ``retraction`` argument of the constructor.
     retractions = ()
+
+    #: The dtype of points and tangent vectors: ``np.float64``, or ``np.complex128`` for
+    #: the complex manifolds (whose inner product is the real part of the Hermitian one).
+    dtype = np.float64
 
     def __init__(self, name, shape, dim, retraction=None):
         self._name = name
@@ -78,11 +122,38 @@ class Manifold:
         u = self.projection(x, rng.standard_normal(self.shape))
         return u / self.norm(x, u)
 
-    def check_point(self, x, atol=1e-8, name="x"):
+    def check_point(self, x, atol=None, name="x"):
         """Raise a ``ValueError`` if ``x`` is not a point of the manifold (within ``atol``).
 
         The message names the argument, the expected shape or the distance to the
-        manifold.
+        manifold, and what to do about it.
+
+        Parameters
+        ----------
+        x : array_like
+            The array to check. Lower-precision input (float32, integers) is promoted to
+            float64 before the check.
+        atol : float, optional
+            Tolerance of the distance to the manifold; default ``1e-8`` for float64 input
+            and ``1e-5`` for float32 or float16 input (about 100 float32 roundings).
+        name : str
+            The argument's name, for the message.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from jitopt.manifolds import Sphere
+        >>> x = np.array([1.0, 1e-3, 0.0])
+        >>> Sphere(3).check_point(x, atol=1e-3)
+        >>> try:
+        ...     Sphere(3).check_point(x)
+        ... except ValueError as err:
+        ...     print(err)
+        x is not a point of Sphere(3): | ||x|| - 1 | = 5.000e-07 > atol = 1e-08; manifold.closest_point(x) gives the nearest point, or loosen the tolerance with atol= (point_tol= in jitopt.minimize)
         """
         x = np.asarray(x)
         if x.shape != self.shape:
@@ -90,26 +161,64 @@ class Manifold:
                 f"{name} must have shape {self.shape} to be a point of {self}, "
                 f"got shape {x.shape}"
             )
-        if not np.issubdtype(x.dtype, np.number) or np.iscomplexobj(x):
-            raise TypeError(f"{name} must be a real numeric array, got dtype {x.dtype}")
+        complex_ok = np.issubdtype(self.dtype, np.complexfloating)
+        if not np.issubdtype(x.dtype, np.number) or (np.iscomplexobj(x) and not complex_ok):
+            kind = "numeric" if complex_ok else "real numeric"
+            raise TypeError(f"{name} must be a {kind} array, got dtype {x.dtype}")
         if not np.all(np.isfinite(x)):
             raise ValueError(f"{name} contains NaN or inf")
-        why = self._off_manifold(np.asarray(x, dtype=float), atol)
+        atol = _default_atol(x, atol)
+        why = self._off_manifold(np.asarray(x, dtype=self.dtype), atol)
         if why:
-            raise ValueError(f"{name} is not a point of {self}: {why}")
+            hint = ("manifold.closest_point(x) gives the nearest point, or loosen"
+                    if hasattr(self, "closest_point") else "loosen")
+            raise ValueError(f"{name} is not a point of {self}: {why}; {hint} the "
+                             f"tolerance with atol= (point_tol= in jitopt.minimize)")
 
     def _off_manifold(self, x, atol):
         """A description of how far ``x`` (of the right shape) is off the manifold, or ``""``."""
         return ""
 
-    def validate_point(self, x, name="x0", atol=1e-8):
-        """Check ``x`` with :meth:`check_point` and return a float64 C-contiguous copy."""
+    def validate_point(self, x, name="x0", atol=None):
+        """Check ``x`` with :meth:`check_point` and return a C-contiguous copy of dtype
+        :attr:`dtype` (float64; complex128 on the complex manifolds).
+
+        A point accepted only thanks to a loosened ``atol``, or given in lower precision
+        (float32), is mapped to ``closest_point(x)`` where the manifold has one, so that a
+        solver starts on the manifold to float64 rounding.
+
+        Parameters
+        ----------
+        x : array_like
+            The point.
+        name : str
+            The argument's name, for the message.
+        atol : float, optional
+            Tolerance of :meth:`check_point`.
+
+        Returns
+        -------
+        ndarray
+            A new float64 array (the user's array is never modified).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from jitopt.manifolds import Sphere
+        >>> x = Sphere(2).validate_point(np.array([0.6, 0.8], dtype=np.float32))
+        >>> x.dtype, bool(abs(np.linalg.norm(x) - 1) < 1e-15)
+        (dtype('float64'), True)
+        """
         self.check_point(x, atol=atol, name=name)
-        return np.array(x, dtype=np.float64, order="C", copy=True)
+        low = np.asarray(x).dtype != self.dtype
+        y = np.array(x, dtype=self.dtype, order="C", copy=True)
+        if hasattr(self, "closest_point") and (low or self._off_manifold(y, 1e-8)):
+            y = np.array(self.closest_point(y), dtype=self.dtype, order="C")
+        return y
 
     def check_tangent(self, x, u, atol=1e-8, name="u"):
         """Raise a ``ValueError`` if ``u`` is not tangent at ``x`` (within ``atol``)."""
-        u = np.asarray(u, dtype=float)
+        u = np.asarray(u, dtype=self.dtype)
         if u.shape != self.shape:
             raise ValueError(f"{name} must have shape {self.shape}, got {u.shape}")
         off = float(np.linalg.norm(u - self.projection(x, u)))

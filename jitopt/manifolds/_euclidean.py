@@ -7,6 +7,13 @@ from ._base import Manifold
 __all__ = ["Euclidean", "Sphere"]
 
 
+def _check_k(k, cls):
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"{cls}: k (the number of copies) must be a positive integer, "
+                         f"got {k!r}")
+    return int(k)
+
+
 def _shape_from(shape, cls):
     if len(shape) == 0:
         raise TypeError(f"{cls} needs at least one dimension, e.g. {cls}(3) or {cls}(3, 2)")
@@ -33,6 +40,9 @@ class Euclidean(Manifold):
     def euclidean_to_riemannian_gradient(self, x, egrad):
         return egrad
 
+    def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
+        return ehess
+
     def transport(self, x1, x2, u):
         return u
 
@@ -52,54 +62,104 @@ class Euclidean(Manifold):
 
 
 class Sphere(Manifold):
-    r"""The unit sphere :math:`\{x : \|x\|_F = 1\}` in the space of arrays of a given shape.
+    r"""The unit sphere :math:`\{x : \|x\|_F = 1\}` in the space of arrays of a given shape,
+    or ``k`` copies of it.
 
     Parameters
     ----------
     *shape : int
         ``Sphere(n)`` for vectors, ``Sphere(m, n)`` for matrices of unit Frobenius norm.
+    k : int
+        Number of copies: points of shape ``shape`` for ``k=1`` (default), ``(k, *shape)``
+        for ``k > 1``, each slice on the sphere (the product metric).
     retraction : {"projection", "exp"}
         ``"projection"`` (default) normalises ``x + u``; ``"exp"`` follows the great circle.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.manifolds import Sphere
+    >>> M = Sphere(3, k=2)
+    >>> x = M.random_point(rng=0)
+    >>> M.shape, np.round(np.linalg.norm(x, axis=1), 12)
+    ((2, 3), array([1., 1.]))
     """
 
     retractions = ("projection", "exp")
 
-    def __init__(self, *shape, retraction=None):
+    def __init__(self, *shape, retraction=None, k=1):
         shape = _shape_from(shape, "Sphere")
+        self.k = _check_k(k, "Sphere")
         dims = ", ".join(map(str, shape))
-        super().__init__(f"Sphere({dims})", shape, int(np.prod(shape)) - 1, retraction)
+        copies = f", k={self.k}" if self.k > 1 else ""
+        lead = (self.k,) if self.k > 1 else ()
+        self._axes = tuple(range(1, len(shape) + 1))
+        super().__init__(f"Sphere({dims}{copies})", lead + shape,
+                         self.k * (int(np.prod(shape)) - 1), retraction)
+
+    def _dot(self, a, b):
+        """<a, b>, per copy (keeping the axes to broadcast) when k > 1."""
+        if self.k == 1:
+            return np.vdot(a, b)
+        return np.sum(a * b, axis=self._axes, keepdims=True)
+
+    def _norms(self, a):
+        if self.k == 1:
+            return np.linalg.norm(a)
+        return np.sqrt(self._dot(a, a))
 
     def projection(self, x, u):
-        return u - np.vdot(x, u) * x
+        return u - self._dot(x, u) * x
+
+    def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
+        return self.projection(x, ehess) - self._dot(x, egrad) * u
 
     def retraction(self, x, u):
         if self.retraction_name == "exp":
             return self.exp(x, u)
         y = x + u
-        return y / np.linalg.norm(y)
+        return y / self._norms(y)
 
     def exp(self, x, u):
-        t = np.linalg.norm(u)
-        if t == 0.0:
-            return np.array(x, dtype=float)
-        y = np.cos(t) * x + (np.sin(t) / t) * u
-        return y / np.linalg.norm(y)
+        t = self._norms(u)
+        if self.k == 1:
+            if t == 0.0:
+                return np.array(x, dtype=float)
+            y = np.cos(t) * x + (np.sin(t) / t) * u
+        else:
+            y = np.cos(t) * x + (np.sin(t) / np.where(t == 0.0, 1.0, t)) * u
+        return y / self._norms(y)
 
     def log(self, x, y):
         u = self.projection(x, y - x)
-        nu = np.linalg.norm(u)
-        if nu == 0.0:
-            return np.zeros(self.shape)
-        return self.dist(x, y) * u / nu
+        nu = self._norms(u)
+        if self.k == 1:
+            if nu == 0.0:
+                return np.zeros(self.shape)
+            return self.dist(x, y) * u / nu
+        return self._angles(x, y) * u / np.where(nu == 0.0, 1.0, nu)
+
+    def _angles(self, x, y):
+        # atan2 form: accurate for nearby and for nearly antipodal points
+        c = self._dot(x, y)
+        return np.arctan2(self._norms(y - c * x), c)
 
     def dist(self, x, y):
-        # atan2 form: accurate for nearby and for nearly antipodal points
-        return float(np.arctan2(np.linalg.norm(y - np.vdot(x, y) * x), np.vdot(x, y)))
+        if self.k == 1:
+            return float(self._angles(x, y))
+        return float(np.sqrt(np.sum(self._angles(x, y) ** 2)))
 
     def random_point(self, rng=None):
         x = np.random.default_rng(rng).standard_normal(self.shape)
-        return x / np.linalg.norm(x)
+        return x / self._norms(x)
+
+    def closest_point(self, x):
+        """The nearest point of the sphere: ``x`` normalised (per copy)."""
+        return np.asarray(x, dtype=float) / self._norms(x)
 
     def _off_manifold(self, x, atol):
-        err = abs(float(np.linalg.norm(x)) - 1.0)
-        return f"| ||x|| - 1 | = {err:.3e} > atol = {atol:g}" if err > atol else ""
+        err = np.abs(np.ravel(self._norms(x)) - 1.0)
+        i = int(np.argmax(err))
+        where = f" (copy {i})" if self.k > 1 else ""
+        return (f"| ||x|| - 1 | = {err[i]:.3e} > atol = {atol:g}{where}"
+                if err[i] > atol else "")

@@ -170,3 +170,140 @@ def spd_inner(x, u, v):
 def spd_second_order_retraction(x, u):
     """x + u + ½ u x⁻¹ u, which stays positive definite for any symmetric u."""
     return sym(x + u + 0.5 * (u @ np.linalg.solve(x, u)))
+
+
+# -- k copies: the kernels above over a leading axis ----------------------------------
+
+
+@njit(cache=True)
+def _batch_project(x, u, symmetrize):
+    """u - x S per copy, with S = xᵀu or sym(xᵀu): plain loops, which beat a BLAS call per
+    copy for the small matrices copies usually are."""
+    k, n, p = x.shape
+    out = np.empty_like(u)
+    s = np.empty((p, p))
+    for i in range(k):
+        for a in range(p):
+            for b in range(p):
+                t = 0.0
+                for r in range(n):
+                    t += x[i, r, a] * u[i, r, b]
+                s[a, b] = t
+        if symmetrize:
+            for a in range(p):
+                for b in range(a + 1, p):
+                    t = 0.5 * (s[a, b] + s[b, a])
+                    s[a, b] = t
+                    s[b, a] = t
+        for r in range(n):
+            for b in range(p):
+                t = u[i, r, b]
+                for a in range(p):
+                    t -= x[i, r, a] * s[a, b]
+                out[i, r, b] = t
+    return out
+
+
+@njit(cache=True)
+def batch_stiefel_projection(x, u):
+    return _batch_project(x, u, True)
+
+
+@njit(cache=True)
+def batch_horizontal_projection(x, u):
+    return _batch_project(x, u, False)
+
+
+@njit(cache=True)
+def batch_qr_retraction(x, u):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = qr_retraction(x[i], u[i])
+    return out
+
+
+@njit(cache=True)
+def batch_polar_retraction(x, u):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = polar_retraction(x[i], u[i])
+    return out
+
+
+@njit(cache=True)
+def batch_cayley_retraction(x, u):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = cayley_retraction(x[i], u[i])
+    return out
+
+
+@njit(cache=True)
+def batch_grassmann_exp(x, u):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = grassmann_exp(x[i], u[i])
+    return out
+
+
+@njit(cache=True)
+def batch_spd_exp(x, u):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = spd_exp(x[i], u[i])
+    return out
+
+
+@njit(cache=True)
+def batch_spd_second_order_retraction(x, u):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = spd_second_order_retraction(x[i], u[i])
+    return out
+
+
+@njit(cache=True)
+def batch_spd_transport(x, y, u):
+    out = np.empty_like(u)
+    for i in range(x.shape[0]):
+        out[i] = spd_transport(x[i], y[i], u[i])
+    return out
+
+
+@njit(cache=True)
+def batch_spd_inner(x, u, v):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += spd_inner(x[i], u[i], v[i])
+    return total
+
+
+# -- unit-norm columns and rows (Oblique, Elliptope) ---------------------------------
+
+
+@njit(cache=True)
+def normalize_columns(y):
+    out = np.empty_like(y)
+    m, n = y.shape
+    for j in range(n):
+        s = 0.0
+        for i in range(m):
+            s += y[i, j] * y[i, j]
+        s = 1.0 / np.sqrt(s)
+        for i in range(m):
+            out[i, j] = y[i, j] * s
+    return out
+
+
+@njit(cache=True)
+def lyap_sym(s, c):
+    """Ω with S Ω + Ω S = C for symmetric S ⪰ 0 (k×k), the minimum-norm one when singular."""
+    w, q = np.linalg.eigh(sym(s))
+    ct = q.T @ c @ q
+    k = w.shape[0]
+    cut = 1e-14 * max(np.max(np.abs(w)), 1e-300)
+    for i in range(k):
+        for j in range(k):
+            d = w[i] + w[j]
+            ct[i, j] = ct[i, j] / d if d > cut else 0.0
+    return q @ ct @ q.T

@@ -9,6 +9,11 @@ from ._base import Manifold
 __all__ = ["SPD"]
 
 
+def _t(a):
+    """The transpose of a matrix, or of each matrix of a stack."""
+    return np.swapaxes(a, -1, -2)
+
+
 class SPD(Manifold):
     r"""Symmetric positive definite :math:`n\times n` matrices, affine-invariant metric.
 
@@ -25,51 +30,88 @@ class SPD(Manifold):
     retraction : {"exp", "second_order"}
         The exponential map (default) or :math:`X + U + \tfrac12 UX^{-1}U`, which is
         cheaper and also stays positive definite.
+    k : int
+        Number of copies: points of shape ``(n, n)`` for ``k=1`` (default),
+        ``(k, n, n)`` for ``k > 1`` (the product metric, batched kernels).
     """
 
     retractions = ("exp", "second_order")
 
-    def __init__(self, n, retraction=None):
+    def __init__(self, n, retraction=None, *, k=1):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"SPD needs a positive integer n, got {n!r}")
-        self.n = int(n)
-        super().__init__(f"SPD({n})", (n, n), n * (n + 1) // 2, retraction)
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"SPD: k (the number of copies) must be a positive integer, "
+                             f"got {k!r}")
+        self.n, self.k = int(n), int(k)
+        name, lead = (f"SPD({n}, k={k})", (self.k,)) if self.k > 1 else (f"SPD({n})", ())
+        super().__init__(name, lead + (n, n), self.k * (n * (n + 1) // 2), retraction)
 
     def inner_product(self, x, u, v):
+        if self.k > 1:
+            return float(K.batch_spd_inner(_c(x), _c(u), _c(v)))
         return float(K.spd_inner(_c(x), _c(u), _c(v)))
 
     def projection(self, x, u):
-        return 0.5 * (u + u.T)
+        return 0.5 * (u + _t(u))
 
     def euclidean_to_riemannian_gradient(self, x, egrad):
-        return x @ (0.5 * (egrad + egrad.T)) @ x
+        return x @ (0.5 * (egrad + _t(egrad))) @ x
+
+    def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
+        # D(grad f)[u] minus the connection term sym(u X^-1 grad f)
+        w = u @ (0.5 * (egrad + _t(egrad))) @ x
+        return x @ (0.5 * (ehess + _t(ehess))) @ x + 0.5 * (w + _t(w))
 
     def retraction(self, x, u):
         if self.retraction_name == "exp":
-            return K.spd_exp(_c(x), _c(u))
+            return self.exp(x, u)
+        if self.k > 1:
+            return K.batch_spd_second_order_retraction(_c(x), _c(u))
         return K.spd_second_order_retraction(_c(x), _c(u))
 
     def exp(self, x, u):
+        if self.k > 1:
+            return K.batch_spd_exp(_c(x), _c(u))
         return K.spd_exp(_c(x), _c(u))
 
     def log(self, x, y):
+        if self.k > 1:
+            return np.stack([K.spd_log(a, b) for a, b in zip(_c(x), _c(y))])
         return K.spd_log(_c(x), _c(y))
 
     def dist(self, x, y):
+        if self.k > 1:
+            return float(np.sqrt(sum(K.spd_dist(a, b) ** 2 for a, b in zip(_c(x), _c(y)))))
         return float(K.spd_dist(_c(x), _c(y)))
 
     def transport(self, x1, x2, u):
+        if self.k > 1:
+            return K.batch_spd_transport(_c(x1), _c(x2), _c(u))
         return K.spd_transport(_c(x1), _c(x2), _c(u))
 
     def random_point(self, rng=None):
         rng = np.random.default_rng(rng)
         q, _ = np.linalg.qr(rng.standard_normal(self.shape))
-        w = np.exp(0.5 * rng.standard_normal(self.n))
-        return (q * w) @ q.T
+        w = np.exp(0.5 * rng.standard_normal(self.shape[:-1]))
+        return (q * w[..., None, :]) @ _t(q)
+
+    def closest_point(self, x):
+        """The symmetric part of ``x`` (of each copy) with its eigenvalues raised to at
+        least ``1e-12`` times the largest modulus: the nearest positive definite matrix,
+        up to that floor."""
+        w, v = np.linalg.eigh(0.5 * (x + _t(x)))
+        floor = 1e-12 * np.max(np.abs(w), axis=-1, keepdims=True)
+        return (v * np.maximum(w, floor)[..., None, :]) @ _t(v)
 
     def _off_manifold(self, x, atol):
-        asym = float(np.linalg.norm(x - x.T))
-        if asym > atol * max(1.0, float(np.linalg.norm(x))):
-            return f"||X - Xᵀ||_F = {asym:.3e} (not symmetric)"
-        lam = float(np.linalg.eigvalsh(0.5 * (x + x.T))[0])
-        return f"smallest eigenvalue {lam:.3e} is not positive" if lam <= 0 else ""
+        asym = np.linalg.norm(x - _t(x), axis=(-2, -1)).reshape(-1)
+        size = np.maximum(1.0, np.linalg.norm(x, axis=(-2, -1))).reshape(-1)
+        lam = np.linalg.eigvalsh(0.5 * (x + _t(x)))[..., 0].reshape(-1)
+        where = (lambda i: f" (copy {i})") if self.k > 1 else (lambda i: "")
+        bad = np.flatnonzero(asym > atol * size)
+        if bad.size:
+            i = int(bad[0])
+            return f"||X - Xᵀ||_F = {asym[i]:.3e} (not symmetric){where(i)}"
+        i = int(np.argmin(lam))
+        return f"smallest eigenvalue {lam[i]:.3e} is not positive{where(i)}" if lam[i] <= 0 else ""

@@ -19,20 +19,75 @@ def _check_sizes(cls, n, p):
     return int(n), int(p)
 
 
+def _check_k(cls, k):
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"{cls}: k (the number of copies) must be a positive integer, "
+                         f"got {k!r}")
+    return int(k)
+
+
+def _t(a):
+    """The transpose of a matrix, or of each matrix of a stack."""
+    return np.swapaxes(a, -1, -2)
+
+
+def _each(f, *arrays):
+    """``f`` applied to the matching slices of arrays with a leading axis, stacked."""
+    return np.stack([f(*a) for a in zip(*arrays)])
+
+
 def _orthonormality_error(x, atol):
-    err = float(np.linalg.norm(x.T @ x - np.eye(x.shape[1])))
-    return f"||XᵀX - I||_F = {err:.3e} > atol = {atol:g}" if err > atol else ""
+    errs = np.linalg.norm(_t(x) @ x - np.eye(x.shape[-1]), axis=(-2, -1)).reshape(-1)
+    i = int(np.argmax(errs))
+    where = f" (copy {i})" if x.ndim == 3 else ""
+    return f"||XᵀX - I||_F = {errs[i]:.3e} > atol = {atol:g}{where}" if errs[i] > atol else ""
 
 
+# name: (kernel for one copy, kernel for k copies)
 _RETRACTIONS = {
-    "qr": K.qr_retraction,
-    "polar": K.polar_retraction,
-    "cayley": K.cayley_retraction,
-    "exp": K.grassmann_exp,
+    "qr": (K.qr_retraction, K.batch_qr_retraction),
+    "polar": (K.polar_retraction, K.batch_polar_retraction),
+    "cayley": (K.cayley_retraction, K.batch_cayley_retraction),
+    "exp": (K.grassmann_exp, K.batch_grassmann_exp),
 }
 
 
-class Stiefel(Manifold):
+class _Copies(Manifold):
+    """What Stiefel, Grassmann and Orthogonal share: ``k`` copies and the point checks."""
+
+    def _setup(self, cls, n, p, k, dim, retraction, name=None):
+        self.k = _check_k(cls, k)
+        self.n, self.p = n, p
+        name = name or f"{cls}({n}, {p})"
+        if self.k > 1:
+            name = f"{name[:-1]}, k={self.k})"
+        lead = (self.k,) if self.k > 1 else ()
+        Manifold.__init__(self, name, lead + (n, p), self.k * dim, retraction)
+        if self.retraction_name in _RETRACTIONS:
+            self._retract = _RETRACTIONS[self.retraction_name][self.k > 1]
+
+    def retraction(self, x, u):
+        return self._retract(_c(x), _c(u))
+
+    def random_point(self, rng=None):
+        a = np.random.default_rng(rng).standard_normal(self.shape)
+        if self.k > 1:
+            return K.batch_qr_retraction(a, np.zeros(self.shape))
+        return K.qr_retraction(a, np.zeros(self.shape))
+
+    def closest_point(self, x):
+        """The nearest point in the Frobenius norm: the polar factor :math:`WV^\\top` of
+        :math:`x = W\\Sigma V^\\top` (of each copy), a basis of the same span."""
+        x = _c(x)
+        if self.k > 1:
+            return K.batch_polar_retraction(x, np.zeros_like(x))
+        return K.polar_retraction(x, np.zeros_like(x))
+
+    def _off_manifold(self, x, atol):
+        return _orthonormality_error(x, atol)
+
+
+class Stiefel(_Copies):
     r"""The Stiefel manifold :math:`\mathrm{St}(n, p) = \{X \in \mathbb R^{n\times p} : X^\top X = I_p\}`.
 
     With the metric of the embedding: tangent vectors satisfy :math:`X^\top U + U^\top X = 0`,
@@ -42,35 +97,41 @@ class Stiefel(Manifold):
     ----------
     n, p : int
         ``1 <= p <= n``.
+    k : int
+        Number of copies: points of shape ``(n, p)`` for ``k=1`` (default),
+        ``(k, n, p)`` for ``k > 1`` (batched kernels over the leading axis).
     retraction : {"qr", "polar", "cayley"}
         ``"qr"`` (default): Q factor of :math:`X + U` (cost :math:`O(np^2)`); ``"polar"``:
         the orthonormal matrix closest to :math:`X + U` (second order);
         ``"cayley"``: the Cayley transform, in the low-rank form of Wen & Yin (2013).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.manifolds import Stiefel
+    >>> M = Stiefel(5, 2, k=3)
+    >>> x = M.random_point(rng=0)
+    >>> M, x.shape, bool(np.allclose(x[1].T @ x[1], np.eye(2)))
+    (Stiefel(5, 2, k=3), (3, 5, 2), True)
     """
 
     retractions = ("qr", "polar", "cayley")
 
-    def __init__(self, n, p, retraction=None):
+    def __init__(self, n, p, retraction=None, *, k=1):
         n, p = _check_sizes("Stiefel", n, p)
-        self.n, self.p = n, p
-        super().__init__(f"Stiefel({n}, {p})", (n, p), n * p - p * (p + 1) // 2, retraction)
-        self._retract = _RETRACTIONS[self.retraction_name]
+        self._setup("Stiefel", n, p, k, n * p - p * (p + 1) // 2, retraction)
 
     def projection(self, x, u):
+        if self.k > 1:
+            return K.batch_stiefel_projection(_c(x), _c(u))
         return K.stiefel_projection(_c(x), _c(u))
 
-    def retraction(self, x, u):
-        return self._retract(_c(x), _c(u))
-
-    def random_point(self, rng=None):
-        a = np.random.default_rng(rng).standard_normal(self.shape)
-        return K.qr_retraction(a, np.zeros(self.shape))
-
-    def _off_manifold(self, x, atol):
-        return _orthonormality_error(x, atol)
+    def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
+        xtg = _t(x) @ egrad
+        return self.projection(x, ehess - u @ (0.5 * (xtg + _t(xtg))))
 
 
-class Grassmann(Manifold):
+class Grassmann(_Copies):
     r"""The Grassmann manifold of :math:`p`-dimensional subspaces of :math:`\mathbb R^n`.
 
     A point is an orthonormal basis :math:`X \in \mathrm{St}(n, p)` of the subspace;
@@ -82,39 +143,41 @@ class Grassmann(Manifold):
     ----------
     n, p : int
         ``1 <= p <= n``.
+    k : int
+        Number of copies: points of shape ``(n, p)`` for ``k=1`` (default),
+        ``(k, n, p)`` for ``k > 1``.
     retraction : {"qr", "polar", "exp"}
         ``"qr"`` (default), ``"polar"``, or the exponential map.
     """
 
     retractions = ("qr", "polar", "exp")
 
-    def __init__(self, n, p, retraction=None):
+    def __init__(self, n, p, retraction=None, *, k=1):
         n, p = _check_sizes("Grassmann", n, p)
-        self.n, self.p = n, p
-        super().__init__(f"Grassmann({n}, {p})", (n, p), p * (n - p), retraction)
-        self._retract = _RETRACTIONS[self.retraction_name]
+        self._setup("Grassmann", n, p, k, p * (n - p), retraction)
 
     def projection(self, x, u):
+        if self.k > 1:
+            return K.batch_horizontal_projection(_c(x), _c(u))
         return K.horizontal_projection(_c(x), _c(u))
 
-    def retraction(self, x, u):
-        return self._retract(_c(x), _c(u))
+    def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
+        return self.projection(x, ehess - u @ (_t(x) @ egrad))
 
     def exp(self, x, u):
+        if self.k > 1:
+            return K.batch_grassmann_exp(_c(x), _c(u))
         return K.grassmann_exp(_c(x), _c(u))
 
     def log(self, x, y):
+        if self.k > 1:
+            return _each(K.grassmann_log, _c(x), _c(y))
         return K.grassmann_log(_c(x), _c(y))
 
     def dist(self, x, y):
+        if self.k > 1:
+            return float(np.linalg.norm(_each(K.principal_angles, _c(x), _c(y))))
         return float(np.linalg.norm(K.principal_angles(_c(x), _c(y))))
-
-    def random_point(self, rng=None):
-        a = np.random.default_rng(rng).standard_normal(self.shape)
-        return K.qr_retraction(a, np.zeros(self.shape))
-
-    def _off_manifold(self, x, atol):
-        return _orthonormality_error(x, atol)
 
 
 class Orthogonal(Stiefel):
@@ -133,6 +196,9 @@ class Orthogonal(Stiefel):
         Restrict to :math:`\det X = +1` (checked by
         :meth:`~jitopt.manifolds.Manifold.check_point`; ``random_point`` returns such a
         point).
+    k : int
+        Number of copies: points of shape ``(n, n)`` for ``k=1`` (default),
+        ``(k, n, n)`` for ``k > 1``.
     retraction : {"qr", "polar", "cayley", "exp"}
         ``"qr"`` (default), ``"polar"``, ``"cayley"`` or the exponential map
         :math:`X \exp(X^\top U)`.
@@ -140,23 +206,32 @@ class Orthogonal(Stiefel):
 
     retractions = ("qr", "polar", "cayley", "exp")
 
-    def __init__(self, n, special=False, retraction=None):
+    def __init__(self, n, special=False, retraction=None, *, k=1):
         n, _ = _check_sizes("Orthogonal", n, n)
         self.special = bool(special)
-        self.n = self.p = n
         name = f"SpecialOrthogonal({n})" if self.special else f"Orthogonal({n})"
-        Manifold.__init__(self, name, (n, n), n * (n - 1) // 2, retraction)
+        self._setup("Orthogonal", n, n, k, n * (n - 1) // 2, retraction, name)
         if self.retraction_name == "exp":
             self._retract = self.exp
-        else:
-            self._retract = _RETRACTIONS[self.retraction_name]
 
     def exp(self, x, u):
+        if self.k > 1:
+            return _each(self._exp1, x, u)
+        return self._exp1(x, u)
+
+    @staticmethod
+    def _exp1(x, u):
         omega = x.T @ u
         return x @ _expm_skew(0.5 * (omega - omega.T))
 
     def log(self, x, y):
-        """The tangent vector :math:`X \\log(X^\\top Y)` (principal logarithm)."""
+        """The tangent vector :math:`X \\log(X^\\top Y)` (principal logarithm; per copy)."""
+        if self.k > 1:
+            return _each(self._log1, x, y)
+        return self._log1(x, y)
+
+    @staticmethod
+    def _log1(x, y):
         if np.linalg.det(x) * np.linalg.det(y) < 0:
             raise ValueError("x and y lie in different components of O(n): no geodesic joins them")
         omega = scipy.linalg.logm(x.T @ y)
@@ -168,14 +243,27 @@ class Orthogonal(Stiefel):
 
     def random_point(self, rng=None):
         x = super().random_point(rng)
-        if self.special and np.linalg.det(x) < 0:
-            x[:, 0] = -x[:, 0]
+        if self.special:
+            flip = np.linalg.det(x) < 0
+            x[..., 0] = np.where(flip[..., None], -x[..., 0], x[..., 0])
         return x
+
+    def closest_point(self, x):
+        """The nearest orthogonal matrix (of each copy); in :math:`SO(n)` with
+        ``special=True``."""
+        y = super().closest_point(x)
+        if self.special:
+            w, _, vt = np.linalg.svd(_c(x))
+            w[..., -1] *= np.sign(np.linalg.det(w @ vt))[..., None]
+            y = w @ vt
+        return y
 
     def _off_manifold(self, x, atol):
         why = _orthonormality_error(x, atol)
-        if not why and self.special and np.linalg.det(x) < 0:
-            why = ("det X = -1 (distance 2 to SO(n)): the point lies in the other "
+        neg = np.reshape(np.linalg.det(x) < 0, -1)
+        if not why and self.special and neg.any():
+            where = f" (copy {int(np.argmax(neg))})" if self.k > 1 else ""
+            why = (f"det X = -1{where} (distance 2 to SO(n)): the point lies in the other "
                    "component of O(n)")
         return why
 

@@ -79,6 +79,19 @@ class DCProblem(BaseProblem):
     ``convex`` are called as oracles: an exception becomes an
     :class:`~jitopt._core.result.OracleError`, a NaN or inf a
     :class:`~jitopt._core.result.NonFiniteOracle`.
+
+    Examples
+    --------
+    :math:`\min_x \frac12(x - 3)^2 + \frac12\min(1, |x|)` as a squared loss on the datum
+    ``(1, 3)`` and a capped-:math:`\ell_1` penalty; its only critical point is 3:
+
+    >>> import numpy as np, jitopt
+    >>> from jitopt.problems import CappedL1, DCProblem, StreamProblem
+    >>> stream = StreamProblem(lambda t, size, rng: (np.ones((size, 1)), np.full(size, 3.0)))
+    >>> problem = DCProblem(stream, 1, loss="squared", penalty=CappedL1(0.5))
+    >>> res = jitopt.solvers.online_dca(problem, rule="fixed", n0=1, tol=1e-12)
+    >>> round(float(res.x[0]), 10)
+    3.0
     """
 
     def __init__(self, stream, dim, *, loss="lad", huber_delta=1.0, penalty=None,

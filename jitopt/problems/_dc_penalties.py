@@ -14,6 +14,17 @@ class DCPenalty:
     (where the subproblem solver handles it exactly), :math:`h` into its concave part. A
     subclass sets :attr:`g_weight` (:math:`\lambda_g \ge 0`) and defines :meth:`h_value`
     and :meth:`h_subgradient`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.problems import CappedL1, DCPenalty
+    >>> penalty = CappedL1(0.5)
+    >>> isinstance(penalty, DCPenalty), penalty.g_weight
+    (True, 0.5)
+    >>> x = np.array([0.0, 0.5, 2.0])
+    >>> bool(penalty.value(x) == penalty.g_weight * np.abs(x).sum() - penalty.h_value(x))
+    True
     """
 
     #: the weight :math:`\lambda_g` of the :math:`\ell_1` part
@@ -37,6 +48,20 @@ class CappedL1(DCPenalty):
 
     DC split: :math:`\lambda\alpha\|x\|_1 - \lambda\sum_j \max(0, \alpha|x_j| - 1)`; the
     subgradient of the concave part takes 0 at the kinks :math:`|x_j| = 1/\alpha`.
+
+    Parameters
+    ----------
+    lam : float
+        The weight :math:`\lambda > 0`.
+    alpha : float
+        The slope :math:`\alpha > 0`: the penalty is flat beyond :math:`|x_j| = 1/\alpha`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.problems import CappedL1
+    >>> float(CappedL1(0.5).value(np.array([0.0, 0.5, 2.0])))
+    0.75
     """
 
     def __init__(self, lam, alpha=1.0):
@@ -58,6 +83,21 @@ class SCAD(DCPenalty):
     :math:`h(t) = 0` for :math:`|t| \le \lambda`,
     :math:`(|t| - \lambda)^2 / (2(a-1))` for :math:`\lambda < |t| \le a\lambda` and
     :math:`\lambda|t| - (a+1)\lambda^2/2` beyond.
+
+    Parameters
+    ----------
+    lam : float
+        The weight :math:`\lambda > 0` (the slope at 0).
+    a : float
+        The shape :math:`a > 2`: the penalty is constant, :math:`(a+1)\lambda^2/2`, beyond
+        :math:`a\lambda`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.problems import SCAD
+    >>> round(float(SCAD(1.0).value(np.array([0.5, 10.0]))), 12)
+    2.85
     """
 
     def __init__(self, lam, a=3.7):
@@ -82,6 +122,21 @@ class MCP(DCPenalty):
     DC split: :math:`\lambda\|x\|_1 - h` with the smooth convex
     :math:`h(t) = t^2/(2\gamma)` for :math:`|t| \le \gamma\lambda` and
     :math:`\lambda|t| - \gamma\lambda^2/2` beyond.
+
+    Parameters
+    ----------
+    lam : float
+        The weight :math:`\lambda > 0` (the slope at 0).
+    gamma : float
+        The shape :math:`\gamma > 0`: the penalty is constant, :math:`\gamma\lambda^2/2`,
+        beyond :math:`\gamma\lambda`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.problems import MCP
+    >>> float(MCP(1.0).value(np.array([0.0, 10.0])))
+    1.5
     """
 
     def __init__(self, lam, gamma=3.0):
@@ -99,7 +154,20 @@ class MCP(DCPenalty):
 
 class L1MinusL2(DCPenalty):
     r""":math:`\lambda(\|x\|_1 - \|x\|_2)`, with :math:`h = \lambda\|x\|_2` (subgradient 0
-    at 0)."""
+    at 0).
+
+    Parameters
+    ----------
+    lam : float
+        The weight :math:`\lambda > 0`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.problems import L1MinusL2
+    >>> float(L1MinusL2(1.0).value(np.array([3.0, 4.0])))
+    2.0
+    """
 
     def __init__(self, lam):
         self.lam = check_real("lam", lam, low=0.0)

@@ -196,7 +196,29 @@ def _top_eigenspace(z, p):
 def spiked_samples(n, d, scales=(20.0, 10.0, 5.0, 3.0, 2.0), rng=None):
     """Gaussian samples ``Z`` of shape ``(n, d)`` whose first columns have standard
     deviations ``scales`` and the others 1 (the PCA data of the variance-reduction
-    literature)."""
+    literature).
+
+    Parameters
+    ----------
+    n, d : int
+        Number of samples and dimension.
+    scales : sequence of float
+        Standard deviations of the first columns (cut to ``d``).
+    rng : int or numpy.random.Generator, optional
+        Seed of the samples.
+
+    Returns
+    -------
+    ndarray of shape (n, d)
+        The samples as rows.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> Z = jitopt.problems.spiked_samples(1000, 4, scales=(3.0, 2.0), rng=0)
+    >>> Z.shape, np.round(Z.std(axis=0), 1)
+    ((1000, 4), array([3. , 1.9, 1. , 1. ]))
+    """
     n = check_int("n", n, 1)
     d = check_int("d", d, 1)
     s = np.ones(d)
@@ -208,7 +230,29 @@ def spiked_samples(n, d, scales=(20.0, 10.0, 5.0, 3.0, 2.0), rng=None):
 def commuting_spd_samples(n, d, sigma=0.5, rng=None):
     """``n`` commuting SPD matrices :math:`A_i = Q\\,\\mathrm{diag}(e^{a_i})\\,Q^\\top` with a
     common random orthogonal :math:`Q` and :math:`a_i \\sim N(0, \\sigma^2 I)`; shape
-    ``(n, d, d)``. Their Karcher mean has a closed form (see :func:`karcher_mean`)."""
+    ``(n, d, d)``. Their Karcher mean has a closed form (see :func:`karcher_mean`).
+
+    Parameters
+    ----------
+    n, d : int
+        Number of matrices and their size.
+    sigma : float
+        Standard deviation :math:`\\sigma` of the log-eigenvalues.
+    rng : int or numpy.random.Generator, optional
+        Seed of :math:`Q` and of the :math:`a_i`.
+
+    Returns
+    -------
+    ndarray of shape (n, d, d)
+        The matrices :math:`A_i`.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> A = jitopt.problems.commuting_spd_samples(30, 3, rng=0)
+    >>> A.shape, bool(np.allclose(A[0] @ A[1], A[1] @ A[0]))
+    ((30, 3, 3), True)
+    """
     n = check_int("n", n, 1)
     d = check_int("d", d, 1)
     sigma = check_real("sigma", sigma, low=0.0)
@@ -255,6 +299,17 @@ def finite_sum_pca(Z, p, manifold="grassmann"):
         Per-sample cost :math:`f_i(X) = -\|X^\top z_i\|^2` and Euclidean gradient
         :math:`-2 z_i z_i^\top X`; ``fopt`` is minus the sum of the top ``p`` eigenvalues of
         :math:`C` and ``xopt`` their eigenvectors.
+
+    Examples
+    --------
+    >>> import jitopt
+    >>> Z = jitopt.problems.spiked_samples(400, 8, rng=0)
+    >>> problem = jitopt.problems.finite_sum_pca(Z, 2)
+    >>> problem.n_samples, problem.manifold.shape
+    (400, (8, 2))
+    >>> res = jitopt.solvers.r_srg(problem, rng=0)
+    >>> bool(abs(res.fun - problem.fopt) < 1e-8 * abs(problem.fopt))
+    True
     """
     z = _samples("Z", Z)
     p = check_int("p", p, 1, z.shape[1])
@@ -278,6 +333,15 @@ def leading_eigenvector(Z):
     FiniteSumProblem
         On :class:`~jitopt.manifolds.Sphere` ``(d)``, with ``fopt`` minus the largest
         eigenvalue of :math:`C = Z^\top Z/n` and ``xopt`` its eigenvector.
+
+    Examples
+    --------
+    >>> import jitopt
+    >>> Z = jitopt.problems.spiked_samples(1000, 4, scales=(3.0, 2.0), rng=0)
+    >>> problem = jitopt.problems.leading_eigenvector(Z)
+    >>> res = jitopt.solvers.r_srg(problem, rng=0)
+    >>> bool(abs(res.fun - problem.fopt) < 1e-8 * abs(problem.fopt))
+    True
     """
     z = _samples("Z", Z)
     w, v = _top_eigenspace(z, 1)
@@ -310,6 +374,17 @@ def robust_pca(Z, p, eps=1.0):
     -------
     FiniteSumProblem
         ``fopt`` and ``xopt`` are ``None`` (no closed form).
+
+    Examples
+    --------
+    The direction of largest spread of the samples, found without forming their covariance:
+
+    >>> import numpy as np, jitopt
+    >>> Z = jitopt.problems.spiked_samples(1000, 4, scales=(3.0, 2.0), rng=0)
+    >>> problem = jitopt.problems.robust_pca(Z, 1)
+    >>> res = jitopt.solvers.r_svrg(problem, max_passes=20, rng=0)
+    >>> bool(abs(res.x[0, 0]) > 0.99)
+    True
     """
     z = _samples("Z", Z)
     d = z.shape[1]
@@ -351,6 +426,15 @@ def karcher_mean(A, retraction="exp"):
         :math:`\bar a` the mean of the :math:`a_i`, and
         :math:`f^* = \frac1{2n}\sum_i\|a_i - \bar a\|^2`; ``fopt`` and ``xopt`` are set
         then, ``None`` otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> A = jitopt.problems.commuting_spd_samples(30, 3, rng=0)
+    >>> problem = jitopt.problems.karcher_mean(A)
+    >>> res = jitopt.solvers.r_srg(problem, rng=0)
+    >>> bool(np.allclose(res.x, problem.xopt, atol=1e-5))
+    True
     """
     a = np.asarray(A)
     if a.ndim != 3 or a.shape[1] != a.shape[2] or a.shape[0] < 1:

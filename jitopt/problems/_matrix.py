@@ -85,6 +85,16 @@ def pca(A, p, manifold="stiefel"):
     orthonormal bases :math:`Z` of the complement of the top-:math:`p` eigenspace, its
     gradients have :math:`n - p` columns, and its cost is :math:`f(X) + \mathrm{tr}A` when
     :math:`Z` spans the complement of :math:`X` (see the theory page of RSDM).
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> problem = jitopt.problems.pca(np.diag([5.0, 4.0, 1.0]), 2)
+    >>> problem.fopt
+    -9.0
+    >>> res = jitopt.solvers.rgd(problem, rng=0)
+    >>> round(res.fun, 6)
+    -9.0
     """
     A = _square_matrix("A", A, symmetric=True)
     n = A.shape[0]
@@ -131,6 +141,21 @@ def procrustes(A, B, special=False):
         constant, so the cost is affine in a rotation :math:`X_I \leftarrow U X_I` of a row
         block: ``block_affine`` returns :math:`L_I = -2\,C_I X_I^\top`, with
         :math:`f(X') = f(X) + \langle L_I, U - I\rangle`.
+
+    Examples
+    --------
+    ``B`` an exact rotation of ``A``: the optimum is that rotation, at cost 0.
+
+    >>> import numpy as np, jitopt
+    >>> rng = np.random.default_rng(0)
+    >>> A = rng.standard_normal((6, 3))
+    >>> Q = np.linalg.qr(rng.standard_normal((3, 3)))[0]
+    >>> problem = jitopt.problems.procrustes(A, A @ Q)
+    >>> bool(abs(problem.fopt) < 1e-12), bool(np.allclose(problem.xopt, Q))
+    (True, True)
+    >>> res = jitopt.solvers.rgd(problem, rng=0)
+    >>> bool(res.fun < 1e-10)
+    True
     """
     A = np.array(A, dtype=np.float64, order="C", copy=True)
     B = np.array(B, dtype=np.float64, order="C", copy=True)
@@ -180,6 +205,16 @@ def linear_cost(C, special=False):
         change after :math:`X_I \leftarrow X_I + \Delta` is :math:`-\langle C_I, \Delta\rangle`.
         After a rotation :math:`X_I \leftarrow U X_I` the change is
         :math:`\langle L_I, U - I\rangle` with :math:`L_I = -C_I X_I^\top` (``block_affine``).
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> C = np.array([[3.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    >>> problem = jitopt.problems.linear_cost(C)
+    >>> problem.fopt, type(problem.manifold).__name__
+    (-4.0, 'Stiefel')
+    >>> round(jitopt.solvers.rgd(problem, rng=0).fun, 6)
+    -4.0
     """
     C = np.array(C, dtype=np.float64, order="C", copy=True)
     if C.ndim != 2 or C.shape[1] > C.shape[0] or C.size == 0:
@@ -228,6 +263,15 @@ def brockett(A, mu):
         On :class:`~jitopt.manifolds.Stiefel`; the minimum pairs the largest weight with the
         smallest eigenvalue: :math:`f^* = \sum_i \mu_i \lambda_i` (:math:`\lambda`
         ascending), attained by the corresponding eigenvectors (up to column signs).
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> problem = jitopt.problems.brockett(np.diag([1.0, 2.0, 3.0, 4.0]), [2.0, 1.0])
+    >>> problem.fopt
+    4.0
+    >>> round(jitopt.solvers.rgd(problem, rng=0).fun, 6)
+    4.0
     """
     A = _square_matrix("A", A, symmetric=True)
     mu = np.array(mu, dtype=np.float64, copy=True).reshape(-1)
@@ -244,7 +288,29 @@ def brockett(A, mu):
 def spectrum_matrix(n, low=1.0, high=100.0, rng=None):
     """A random symmetric matrix :math:`Q\\,\\mathrm{diag}(\\lambda)\\,Q^\\top` with
     eigenvalues ``geomspace(low, high, n)`` and Haar-random :math:`Q` (the benchmark PCA
-    matrix)."""
+    matrix).
+
+    Parameters
+    ----------
+    n : int
+        The size, ``n >= 1``.
+    low, high : float
+        The smallest and the largest eigenvalue.
+    rng : int or numpy.random.Generator, optional
+        Seed of :math:`Q`.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+        The symmetric matrix.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> A = jitopt.problems.spectrum_matrix(20, rng=0)
+    >>> bool(np.allclose(A, A.T)), np.round(np.linalg.eigvalsh(A)[[0, -1]], 6)
+    (True, array([  1., 100.]))
+    """
     n = check_int("n", n, 1)
     rng = check_rng(rng)
     q, r = np.linalg.qr(rng.standard_normal((n, n)))

@@ -144,10 +144,28 @@ class LeastSquares(FiniteSumProblem):
     dense one): short runs on a moving support compute no row. Dense ``w`` use
     :math:`X^\top r` directly. Minibatches ``idx`` use the rows of ``X``.
 
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        The design matrix.
+    y : array_like, shape (n,)
+        The responses.
+    gram : {"auto", True, False}
+        Cache rows of :math:`X^\top X/n` for sparse iterates (default) or not (``False``).
+
     Attributes
     ----------
     X, y : ndarray
         The data (float64, C-ordered; the given arrays themselves when they already are).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.problems import LeastSquares
+    >>> X = np.array([[1.0, 0.0], [0.0, 2.0]])
+    >>> problem = LeastSquares(X, np.array([1.0, 2.0]))
+    >>> problem.cost(np.zeros(2)), problem.egrad(np.zeros(2))
+    (1.25, array([-0.5, -2. ]))
     """
 
     def __init__(self, X, y, gram="auto"):
@@ -318,6 +336,25 @@ class Logistic(FiniteSumProblem):
 
     The point is :math:`w \in \mathbb R^p`, or :math:`(w, b) \in \mathbb R^{p+1}` (intercept
     last, not penalized) when ``fit_intercept=True``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        The features.
+    y : array_like, shape (n,)
+        The labels, each -1 or +1.
+    alpha : float
+        Weight :math:`\alpha \ge 0` of the ridge term.
+    fit_intercept : bool
+        Add the intercept :math:`b`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.problems import Logistic
+    >>> problem = Logistic(np.array([[1.0], [-1.0]]), np.array([1.0, -1.0]), alpha=0.1)
+    >>> round(problem.cost(np.zeros(1)), 6), problem.egrad(np.zeros(1))
+    (0.693147, array([-0.5]))
     """
 
     def __init__(self, X, y, alpha=0.0, fit_intercept=False):
@@ -369,12 +406,54 @@ def least_squares(X, y, gram="auto"):
     y : array_like, shape (n,)
     gram : {"auto", True, False}
         Cache rows of :math:`X^\top X/n` for sparse iterates (default) or not (``False``).
+
+    Returns
+    -------
+    LeastSquares
+        The problem, a :class:`~jitopt.FiniteSumProblem` of ``n`` terms on
+        :math:`\mathbb R^p`.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> X, y, beta = jitopt.problems.sparse_regression_data(100, 20, 3, rng=0)
+    >>> problem = jitopt.problems.least_squares(X, y)
+    >>> problem.n_samples, problem.manifold.shape
+    (100, (20,))
+    >>> res = jitopt.sparse.iht(problem, k=3, rng=0)
+    >>> bool((np.flatnonzero(res.x) == np.flatnonzero(beta)).all())
+    True
     """
     return LeastSquares(X, y, gram)
 
 
 def logistic(X, y, alpha=0.0, fit_intercept=False):
-    r"""The problem of :class:`Logistic` (labels in :math:`\{-1, +1\}`)."""
+    r"""The problem of :class:`Logistic` (labels in :math:`\{-1, +1\}`).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        The features.
+    y : array_like, shape (n,)
+        The labels, each -1 or +1.
+    alpha : float
+        Weight :math:`\alpha \ge 0` of the ridge term :math:`\frac\alpha2\|w\|^2`.
+    fit_intercept : bool
+        Add an intercept :math:`b` (the last coordinate of the point, not penalized).
+
+    Returns
+    -------
+    Logistic
+        The problem, a :class:`~jitopt.FiniteSumProblem` of ``n`` terms.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> X, y, beta = jitopt.problems.sparse_regression_data(100, 20, 3, rng=0)
+    >>> problem = jitopt.problems.logistic(X, np.sign(y), fit_intercept=True)
+    >>> problem.manifold.shape, bool(np.isclose(problem.cost(np.zeros(21)), np.log(2)))
+    ((21,), True)
+    """
     return Logistic(X, y, alpha, fit_intercept)
 
 
@@ -387,11 +466,35 @@ def sparse_regression_data(n, p, k, rho=0.0, snr=5.0, signed=False, rng=None):
     ``signed``); :math:`y = X\beta^* + \sigma\varepsilon` with
     :math:`\sigma = \|X\beta^*\|/(\sqrt n\,\mathrm{SNR})`.
 
+    Parameters
+    ----------
+    n, p : int
+        Number of samples and of features.
+    k : int
+        Number of nonzeros of :math:`\beta^*`, ``1 <= k <= p``.
+    rho : float
+        Correlation :math:`\rho \in (-1, 1)` of neighbouring columns.
+    snr : float
+        Signal-to-noise ratio :math:`\mathrm{SNR} > 0`.
+    signed : bool
+        Give the nonzeros random signs.
+    rng : int or numpy.random.Generator, optional
+        Seed of the data.
+
     Returns
     -------
     X : ndarray (n, p)
     y : ndarray (n,)
     beta : ndarray (p,)
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> X, y, beta = jitopt.problems.sparse_regression_data(100, 20, 3, rng=0)
+    >>> X.shape, y.shape, int(np.count_nonzero(beta))
+    ((100, 20), (100,), 3)
+    >>> np.round(np.linalg.norm(X, axis=0)[:3] ** 2, 6)
+    array([100., 100., 100.])
     """
     n = check_int("n", n, low=1)
     p = check_int("p", p, low=1)

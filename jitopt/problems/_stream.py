@@ -53,6 +53,18 @@ class StreamProblem:
     samples_g, samples_h : int
         Samples drawn so far from each stream (a shared stream counts into ``samples_g``).
 
+    Examples
+    --------
+    Rows of a fixed data set drawn at random, with their responses:
+
+    >>> import numpy as np
+    >>> from jitopt.problems import StreamProblem
+    >>> data = np.arange(12.0).reshape(6, 2)
+    >>> stream = StreamProblem(lambda t, size, rng: (data[rng.integers(0, 6, size)],
+    ...                                              np.zeros(size)))
+    >>> stream.samples_g
+    0
+
     Notes
     -----
     The samplers are user oracles: an exception they raise is re-raised as

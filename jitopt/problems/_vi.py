@@ -23,6 +23,14 @@ class AffineOperator:
     A : array_like, shape (d, d)
     b : array_like, shape (d,), optional
         Zero by default.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.problems import AffineOperator
+    >>> F = AffineOperator(np.array([[0.0, 1.0], [-1.0, 0.0]]), np.array([1.0, -1.0]))
+    >>> F(np.array([1.0, 2.0]))
+    array([ 3., -2.])
     """
 
     def __init__(self, A, b=None):
@@ -88,6 +96,17 @@ class NormalFormOperator:
     offsets : ndarray of int64
         Block offsets of the players in the concatenated profile.
     dim : int
+
+    Examples
+    --------
+    Matching pennies, at the profile where both players play their first action:
+
+    >>> import numpy as np
+    >>> from jitopt.problems import NormalFormOperator
+    >>> A = np.array([[1.0, -1.0], [-1.0, 1.0]])
+    >>> F = NormalFormOperator(np.array([A, -A]))
+    >>> F.dim, F(np.array([1.0, 0.0, 1.0, 0.0]))
+    (4, array([-1.,  1.,  1., -1.]))
     """
 
     def __init__(self, payoffs):
@@ -159,6 +178,19 @@ class VIProblem(BaseProblem):
         The dimension :math:`d`.
     counts : jitopt.OracleCounts
         ``nfev`` counts operator evaluations.
+
+    Examples
+    --------
+    A skew-symmetric affine operator on a box; the solution sits at a corner:
+
+    >>> import numpy as np, jitopt
+    >>> from jitopt.problems import AffineOperator, VIProblem
+    >>> from jitopt.sets import Box
+    >>> F = AffineOperator(np.array([[0.0, 1.0], [-1.0, 0.0]]), np.array([1.0, -1.0]))
+    >>> problem = VIProblem(F, Box([-1.0, -1.0], [1.0, 1.0]))
+    >>> res = jitopt.solvers.evi(problem, tol=1e-3, rng=0)
+    >>> problem.dim, bool(res.success), np.round(res.x, 2)
+    (2, True, array([-1.,  1.]))
     """
 
     def __init__(self, operator, domain, *, dim=None):

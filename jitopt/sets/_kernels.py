@@ -233,6 +233,19 @@ def project_kernel(lo, hi, fpar, ipar, groups, idx, z, out):
     z, out : float64 arrays (m,)
         Input and output (they may not alias).
 
+    Examples
+    --------
+    The box :math:`[-1, 1]^3` (no ball, so ``fpar`` is None), all coordinates:
+
+    >>> import numpy as np
+    >>> from jitopt.sets import project_kernel
+    >>> lo, hi = np.full(3, -1.0), np.full(3, 1.0)
+    >>> out = np.empty(3)
+    >>> project_kernel(lo, hi, None, np.zeros(3, np.int64), None, np.arange(3),
+    ...                np.array([2.0, -3.0, 0.5]), out)
+    >>> out
+    array([ 1. , -1. ,  0.5])
+
     Notes
     -----
     Numba removes the branches of an ``is None`` test on an argument at compile time, so a

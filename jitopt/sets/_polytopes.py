@@ -24,6 +24,13 @@ class ProductOfSimplices:
     ----------
     sizes : sequence of int
         The block sizes :math:`m_i \ge 1`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.sets import ProductOfSimplices
+    >>> ProductOfSimplices([2, 3]).project(np.array([1.0, 1.0, 3.0, 0.0, 0.0]))
+    array([0.5, 0.5, 1. , 0. , 0. ])
     """
 
     def __init__(self, sizes):
@@ -83,6 +90,16 @@ class Polytope:
     ------
     ValueError
         If the polytope is empty or unbounded (found by those LPs).
+
+    Examples
+    --------
+    The triangle :math:`\{x \ge 0, x_1 + x_2 \le 1\}`:
+
+    >>> import numpy as np
+    >>> from jitopt.sets import Polytope
+    >>> P = Polytope([[1, 1], [-1, 0], [0, -1]], [1, 0, 0])
+    >>> P.lower, P.upper, bool(P.contains(np.array([0.5, 0.5])))
+    (array([0., 0.]), array([1., 1.]), True)
     """
 
     def __init__(self, A, b):

@@ -53,6 +53,22 @@ class ConvexSet:
     Use the subclasses (:class:`Box`, :class:`NonNegative`, :class:`L1Ball`, ...) and
     ``a & b`` (or :class:`Intersection`) to combine them.
 
+    Parameters
+    ----------
+    lo, hi : float or array_like
+        Box bounds (infinite: no bound).
+    r1, r2 : float
+        Radii of an :math:`\ell_1` and an :math:`\ell_2` ball (``inf``: none); with
+        ``simplex``, ``r1`` is the sum.
+    groups : array_like of int, optional
+        Group of each coordinate, for a group-norm ball of radius ``rg``.
+    rg : float
+        Radius of the group-norm ball.
+    gq : {0, 1, 2}
+        The group norm: none, the sum of group norms, or their maximum.
+    simplex : bool
+        The set is the simplex :math:`\{x \ge 0, \sum_i x_i = r_1\}` (with the box).
+
     Attributes
     ----------
     support_preserving : bool
@@ -73,6 +89,16 @@ class ConvexSet:
         Invariant under permutations of coordinates.
     dim : int or None
         The dimension fixed by array-valued parameters, or None if the set fits any ``d``.
+
+    Examples
+    --------
+    The subclasses build the set; the projection is exact:
+
+    >>> import numpy as np
+    >>> from jitopt.sets import Box, L2Ball
+    >>> s = Box(0.0, 2.0) & L2Ball(1.0)
+    >>> s.project(np.array([3.0, -1.0])), s.support_preserving
+    (array([1., 0.]), True)
     """
 
     def __init__(self, lo=-_INF, hi=_INF, r1=_INF, r2=_INF, groups=None, rg=_INF, gq=0,
@@ -187,6 +213,18 @@ class Box(ConvexSet):
     r"""The box :math:`\{x : l_i \le x_i \le u_i\}` (scalars or arrays; infinite bounds allowed).
 
     Support-preserving when :math:`l_i \le 0 \le u_i` for every :math:`i`.
+
+    Parameters
+    ----------
+    lower, upper : float or array_like
+        The bounds :math:`l` and :math:`u` (scalars apply to every coordinate).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.sets import Box
+    >>> Box(-1.0, 1.0).project(np.array([2.0, -3.0, 0.5]))
+    array([ 1. , -1. ,  0.5])
     """
 
     def __init__(self, lower=-_INF, upper=_INF):
@@ -197,14 +235,35 @@ class Box(ConvexSet):
 
 
 class NonNegative(ConvexSet):
-    r"""The nonnegative orthant :math:`\{x \ge 0\}`."""
+    r"""The nonnegative orthant :math:`\{x \ge 0\}`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.sets import NonNegative
+    >>> NonNegative().project(np.array([2.0, -3.0]))
+    array([2., 0.])
+    """
 
     def __init__(self):
         super().__init__(lo=0.0)
 
 
 class LInfBall(ConvexSet):
-    r"""The ball :math:`\{\|x\|_\infty \le r\}` (the cube :math:`[-r, r]^d`)."""
+    r"""The ball :math:`\{\|x\|_\infty \le r\}` (the cube :math:`[-r, r]^d`).
+
+    Parameters
+    ----------
+    radius : float
+        The radius :math:`r > 0`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.sets import LInfBall
+    >>> LInfBall(1.0).project(np.array([2.0, -0.5]))
+    array([ 1. , -0.5])
+    """
 
     def __init__(self, radius=1.0):
         r = _radius("radius", radius)
@@ -215,7 +274,22 @@ class LInfBall(ConvexSet):
 
 
 class L1Ball(ConvexSet):
-    r"""The ball :math:`\{\|x\|_1 \le r\}`."""
+    r"""The ball :math:`\{\|x\|_1 \le r\}`.
+
+    Parameters
+    ----------
+    radius : float
+        The radius :math:`r > 0`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.sets import L1Ball
+    >>> np.round(L1Ball(1.0).project(np.array([2.0, 0.5])), 12)
+    array([1., 0.])
+    >>> bool(L1Ball(1.0).contains(np.array([0.5, 0.5])))
+    True
+    """
 
     def __init__(self, radius=1.0):
         super().__init__(r1=_radius("radius", radius))
@@ -225,7 +299,20 @@ class L1Ball(ConvexSet):
 
 
 class L2Ball(ConvexSet):
-    r"""The ball :math:`\{\|x\|_2 \le r\}`."""
+    r"""The ball :math:`\{\|x\|_2 \le r\}`.
+
+    Parameters
+    ----------
+    radius : float
+        The radius :math:`r > 0`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.sets import L2Ball
+    >>> L2Ball(1.0).project(np.array([3.0, 4.0]))
+    array([0.6, 0.8])
+    """
 
     def __init__(self, radius=1.0):
         super().__init__(r2=_radius("radius", radius))
@@ -235,7 +322,20 @@ class L2Ball(ConvexSet):
 
 
 class CappedSimplex(ConvexSet):
-    r"""The capped simplex :math:`\{x \ge 0, \sum_i x_i \le r\}` (support-preserving)."""
+    r"""The capped simplex :math:`\{x \ge 0, \sum_i x_i \le r\}` (support-preserving).
+
+    Parameters
+    ----------
+    radius : float
+        The cap :math:`r > 0` on the sum.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.sets import CappedSimplex
+    >>> CappedSimplex(1.0).project(np.array([0.2, -0.1]))
+    array([0.2, 0. ])
+    """
 
     def __init__(self, radius=1.0):
         super().__init__(lo=0.0, r1=_radius("radius", radius))
@@ -250,6 +350,18 @@ class Simplex(ConvexSet):
     Not support-preserving: the projection of a sparse vector is in general dense
     (:math:`\Pi(0.2, 0, 0) = (0.4\overline{6}, 0.2\overline{6}, 0.2\overline{6})` for
     :math:`r = 1`), so the two-step projection refuses it.
+
+    Parameters
+    ----------
+    radius : float
+        The sum :math:`r > 0`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.sets import Simplex
+    >>> np.round(Simplex(1.0).project(np.array([0.2, 0.0, 0.0])), 6)
+    array([0.466667, 0.266667, 0.266667])
     """
 
     def __init__(self, radius=1.0):
@@ -271,6 +383,13 @@ class GroupNormBall(ConvexSet):
     q : {1, inf}
         ``1`` for the :math:`\ell_{2,1}` ball (sum of group norms, the group-lasso ball),
         ``inf`` for the :math:`\ell_{2,\infty}` ball (every group norm at most :math:`r`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.sets import GroupNormBall
+    >>> GroupNormBall([0, 0, 1], radius=1.0).project(np.array([3.0, 4.0, 0.0]))
+    array([0.6, 0.8, 0. ])
     """
 
     def __init__(self, groups, radius=1.0, q=1):
@@ -292,6 +411,18 @@ class Intersection(ConvexSet):
     r"""The intersection of convex sets (boxes merge; balls of one kind keep the smallest).
 
     At most one :class:`GroupNormBall` (and no :class:`Simplex`) may take part.
+
+    Parameters
+    ----------
+    *sets : ConvexSet
+        The sets to intersect (``a & b`` is ``Intersection(a, b)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.sets import Box, Intersection, L2Ball
+    >>> Intersection(Box(0.0, 2.0), L2Ball(1.0)).project(np.array([3.0, -1.0]))
+    array([1., 0.])
     """
 
     def __init__(self, *sets):

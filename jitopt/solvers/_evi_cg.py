@@ -55,6 +55,23 @@ class ColumnGeneration:
         The experts (of :meth:`EVIDomain.experts`) with a row in the restricted LP.
     fp_res : float
         The largest fixed-point residual of the new points.
+
+    Examples
+    --------
+    :func:`jitopt.solvers.evi` makes one with ``reweight="cg"``; on rock-paper-scissors the
+    mixture's mean is the uniform equilibrium:
+
+    >>> import numpy as np, jitopt
+    >>> from jitopt.problems import AffineOperator, VIProblem
+    >>> from jitopt.sets import Simplex
+    >>> from jitopt.solvers import ColumnGeneration, EVIDomain
+    >>> A = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
+    >>> problem = VIProblem(AffineOperator(A), Simplex(), dim=3)
+    >>> ColumnGeneration(problem, EVIDomain(Simplex(), dim=3), ce=False).columns.size
+    0
+    >>> res = jitopt.solvers.evi(problem, reweight="cg", tol=1e-4, rng=0)
+    >>> bool(res.success), np.round(res.x, 3)
+    (True, array([0.333, 0.333, 0.333]))
     """
 
     ADD = 20  # iterates priced in per LP

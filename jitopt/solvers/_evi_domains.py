@@ -77,6 +77,18 @@ class EVIDomain:
         An H-description :math:`\{A x \le b\}` of the domain.
     lower, upper : ndarray or None
         The bounds of a box.
+
+    Examples
+    --------
+    A box is mapped to the unit box, :math:`x = \text{shift} + T y`:
+
+    >>> from jitopt.sets import Box, Simplex
+    >>> from jitopt.solvers import EVIDomain
+    >>> dom = EVIDomain(Box([-1.0, 0.0], [1.0, 2.0]))
+    >>> dom.d, dom.dy, dom.box, dom.shift, dom.T.diagonal()
+    (2, 2, True, array([-1.,  0.]), array([2., 2.]))
+    >>> EVIDomain(Simplex(), dim=3).off
+    array([0, 3])
     """
 
     def __init__(self, domain, dim=None):

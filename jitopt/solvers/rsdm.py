@@ -1,6 +1,7 @@
 """Randomized Riemannian submanifold descent (RSDM) for orthogonality constraints."""
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -42,8 +43,9 @@ def _step_rule(step):
 @register_method("rsdm", tol_option="gtol", manifolds=(Stiefel, Grassmann))
 def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
          batch_size=None, gtol=1e-6, f_target=None, maxiter=100_000, max_time=np.inf,
-         check_every=100, initial_step=None, sufficient_decrease=1e-4, contraction=0.5,
-         min_step=1e-12, callback=None, history=False, disp=False, rng=None):
+         check_every=100, stall_steps=1000, stall_tol=1e-11, initial_step=None,
+         sufficient_decrease=1e-4, contraction=0.5, min_step=1e-12, callback=None,
+         history=False, disp=False, rng=None):
     r"""Randomized Riemannian submanifold descent (RSDM) on O(n), Stiefel and Grassmann.
 
     Each step moves the point :math:`X \in \mathrm{St}(n, p)` by a rotation acting on a
@@ -115,8 +117,16 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
         over a minibatch of this many samples drawn without replacement (needs a fixed step
         or a schedule). Default: full gradients.
     gtol : float
-        Stop when the full Riemannian gradient norm, evaluated every ``check_every`` steps,
-        is at most ``gtol`` (0 disables these evaluations).
+        Stop when the Riemannian gradient norm is at most ``gtol`` (0 disables the test).
+        When a step computes the full Euclidean gradient anyway (no row-block oracle, or
+        ``sampling="orthogonal"``), its norm is tested at every step at the cost of a
+        projection. With the row-block oracle, the full gradient is evaluated every
+        ``check_every`` steps, and only once an estimate at no extra cost says it may
+        pass: :math:`\big(\tfrac{n(n-1)}{r(r-1)}\,\overline{\|\Omega\|_F^2}\big)^{1/2}
+        \le 2\,` ``gtol``, the mean over the blocks since the last check (the expectation
+        of :math:`\|\Omega\|_F^2` is :math:`\tfrac{r(r-1)}{n(n-1)}\|\mathrm{skew}(GX^\top)\|_F^2`,
+        and :math:`\|\operatorname{grad} f\|/\sqrt2 \le \|\mathrm{skew}(GX^\top)\|_F \le
+        \|\operatorname{grad} f\|`).
     f_target : float, optional
         Stop (successfully, ``Status.TARGET``) when the cost is at most this value (checked every step when the
         cost is known there; in the stochastic variant, at the checks).
@@ -126,6 +136,14 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
         Maximum wall-clock seconds.
     check_every : int
         Steps between full-gradient checks (each costs a full gradient).
+    stall_steps : int
+        Stop with ``Status.SMALL_STEP`` ("the cost stalled") when the cost, known at the
+        checks, fell by at most ``stall_tol`` :math:`\cdot\max(1, |f|)` over the last
+        ``stall_steps`` steps (0: never). This ends the runs whose ``gtol`` lies below
+        the rounding floor of the Armijo test (:math:`\|\operatorname{grad} f\|^2
+        \lesssim L\epsilon|f|`).
+    stall_tol : float
+        The relative decrease of the stall test.
     initial_step : float, optional
         First Armijo trial step; default :math:`1/\|\Omega_0\|_F`.
     sufficient_decrease : float
@@ -144,7 +162,9 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     disp : bool
         Print progress at the checks.
     rng : int or numpy.random.Generator, optional
-        Seed of the samplings (and of the random start); same seed, same result.
+        Seed of the samplings (and of the random start); same seed, same result. The
+        default ``None`` is the seed 0, so that two runs with the same arguments take the
+        same steps; pass another seed (or a Generator) for another sampling.
 
     Returns
     -------
@@ -202,8 +222,14 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     c = check_real("sufficient_decrease", sufficient_decrease, 0.0, 1.0, True, True)
     shrink = check_real("contraction", contraction, 0.0, 1.0, True, True)
     min_step = check_real("min_step", min_step, low=0.0)
-    rng = check_rng(rng)
+    stall_steps = check_int("stall_steps", stall_steps, low=0)
+    stall_tol = check_real("stall_tol", stall_tol, low=0.0)
+    rng = check_rng(0 if rng is None else rng)
     x = M.random_point(rng) if x0 is None else M.validate_point(x0, "x0")
+    if sampling == "permutation" and not problem.has_egrad_rows and not stochastic:
+        warnings.warn("rsdm: the problem has no row-block oracle (egrad_rows), so every "
+                      "block step computes a full gradient; rgd (or rlbfgs) makes better "
+                      "use of it", RuntimeWarning, stacklevel=3)
 
     rows_mode = sampling == "permutation"
     use_rows = rows_mode and problem.has_egrad_rows and not stochastic
@@ -212,6 +238,10 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     need_f = not stochastic and (armijo or want_f)  # the cost is needed at every step
     special = p == n  # rotations of SO(r) keep det X on O(n)
     full_checks = gtol > 0 or (stochastic and want_f)
+    exact_norms = not use_rows and not stochastic  # the full gradient at every step
+    scale = n * (n - 1) / (r * (r - 1))  # of the block-gradient estimate of the gradient
+    est_sum, est_n = 0.0, 0
+    checked = []  # the cost at the checks, for the stall test
 
     monitor = Monitor(problem, callback, history, disp, disp_every=check_every, inplace=True,
                       gtol=gtol, f_target=f_target, maxiter=maxiter, max_time=max_time,
@@ -222,12 +252,12 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
         fx, eg = problem.cost_and_egrad(x)
         return fx, M.norm(x, M.euclidean_to_riemannian_gradient(x, eg))
 
-    def stop(status):
+    def stop(status, message=None):
         nonlocal f, gnorm
         if np.isnan(f + gnorm):
             f, gnorm = full_state()
         ortho = float(np.linalg.norm(x.T @ x - np.eye(p)))
-        return monitor.result(x, f, gnorm, nit, status, n_reorth=n_reorth,
+        return monitor.result(x, f, gnorm, nit, status, message, n_reorth=n_reorth,
                               orthogonality=ortho)
 
     f, gnorm = full_state()
@@ -271,8 +301,13 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
                 else:
                     eg = problem.egrad(x)
                 gb = eg[rows] if rows_mode else frame @ eg
+                if exact_norms and gtol > 0:  # the full gradient is at hand
+                    gnorm = M.norm(x, M.euclidean_to_riemannian_gradient(x, eg))
+                    if gnorm <= gtol:
+                        return stop(Status.CONVERGED)
             omega = K.block_gradient(np.ascontiguousarray(gb, dtype=np.float64), xb)
             w2 = float(np.sum(omega * omega))
+            est_sum, est_n = est_sum + w2, est_n + 1
 
             def trial(eta):  # the new rows (permutation) or the new point (orthogonal)
                 d = K.block_delta(omega, eta, xb)
@@ -333,7 +368,29 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
                 f = np.nan
         ending = (nit >= maxiter or monitor.elapsed() >= max_time
                   or (f_target is not None and f <= f_target))
-        if ending or (full_checks and nit % check_every == 0):  # exact values to report
+        at_check = nit % check_every == 0
+        if at_check and use_rows and est_n and not ending:
+            # the full gradient only when the estimate says it may pass
+            may_pass = np.sqrt(scale * est_sum / est_n) <= 2.0 * gtol
+            est_sum, est_n = 0.0, 0
+        else:
+            may_pass = True
+        if ending or (full_checks and at_check and may_pass):  # exact values to report
             f, gnorm = full_state()
         if monitor.iteration(nit, x, f, gnorm):
             return stop(Status.CALLBACK)
+        if stall_steps and at_check and np.isfinite(f) and not stochastic:
+            checked.append(f)
+            back = max(1, stall_steps // check_every)
+            if len(checked) > back and checked[-back - 1] - f <= stall_tol * max(1.0, abs(f)):
+                if gnorm <= gtol:
+                    return stop(Status.CONVERGED)
+                f, gnorm = full_state()
+                if gnorm <= gtol:
+                    return stop(Status.CONVERGED)
+                return stop(Status.SMALL_STEP, (
+                    f"The cost stalled: it fell by {checked[-back - 1] - f:.3e} over the last "
+                    f"{back * check_every} steps (stall_tol * max(1, |f|) = "
+                    f"{stall_tol * max(1.0, abs(f)):.3e}); Riemannian gradient norm "
+                    f"{gnorm:.3e} > gtol = {gtol:.3g}, below the rounding floor of the "
+                    f"block steps."))

@@ -146,6 +146,18 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
     NeurIPS 2016. A. Han and J. Gao, "Riemannian stochastic recursive momentum method for
     non-convex optimization", IJCAI 2021. Q. Tran-Dinh et al., "Hybrid stochastic gradient
     descent algorithms for stochastic nonconvex optimization", arXiv:1905.05920.
+
+    Examples
+    --------
+    The top-2 principal subspace of 400 samples in dimension 8, with the recursive
+    estimator (``beta=0``, R-SRG) and restarts every :math:`\lceil\sqrt n\,\rceil` steps:
+
+    >>> import jitopt
+    >>> Z = jitopt.problems.spiked_samples(400, 8, rng=0)
+    >>> problem = jitopt.problems.finite_sum_pca(Z, 2)
+    >>> res = jitopt.solvers.srge(problem, beta=0.0, max_passes=30, rng=0)
+    >>> bool(abs(res.fun - problem.fopt) < 1e-10 * abs(problem.fopt)), res.loop
+    (True, 'numba')
     """
     n = problem.n_samples
     if step_size is not None:
@@ -286,21 +298,40 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
 _PRESET_DOC = """{title}
 
     :func:`srge` with {setting}. Every option of :func:`srge` can be given and overrides
-    the preset{extra}.
+    the preset{extra}. The defaults in the signature are the preset's.
 
-    References
+{sections}    References
     ----------
     {ref}
+
+    Examples
+    --------
+    The top-2 principal subspace of 400 samples in dimension 8:
+
+    >>> import jitopt
+    >>> Z = jitopt.problems.spiked_samples(400, 8, rng=0)
+    >>> problem = jitopt.problems.finite_sum_pca(Z, 2)
+    >>> res = jitopt.solvers.{func}(problem, max_passes=30, rng=0)
+    >>> bool(abs(res.fun - problem.fopt) < {tol} * abs(problem.fopt))
+    True
     """
 
 
-def _preset(name, title, setting, ref, extra="", **preset):
+def _srge_sections():
+    # The presets take srge's options: its Parameters and Returns sections, verbatim.
+    doc = srge.__doc__
+    return doc[doc.index("    Parameters\n"):doc.index("    References\n")]
+
+
+def _preset(name, title, setting, ref, extra="", tol=1e-5, **preset):
     def solver(problem, x0=None, **options):
         return srge(problem, x0, **{**preset, **options})
 
     solver.__name__ = name.replace("-", "_")
     solver.__qualname__ = solver.__name__
-    solver.__doc__ = _PRESET_DOC.format(title=title, setting=setting, ref=ref, extra=extra)
+    solver.__doc__ = _PRESET_DOC.format(title=title, setting=setting, ref=ref, extra=extra,
+                                        sections=_srge_sections(), func=solver.__name__,
+                                        tol=tol)
     solver.preset = dict(preset)
     # the registry reads the option names from the signature: srge's, with the preset's
     # defaults
@@ -318,7 +349,7 @@ r_sgd = _preset(
     r":math:`\eta_t = \eta_0/(1 + \lambda t)` with :math:`\lambda = 0.01`",
     "S. Bonnabel, \"Stochastic gradient descent on Riemannian manifolds\", IEEE Trans. "
     "Automat. Control 58 (2013).",
-    extra="; the first step also uses one batch of size ``batch_size``",
+    extra="; the first step also uses one batch of size ``batch_size``", tol=1e-3,
     beta=1.0, epoch_length=None, big_batch="batch_size", step_schedule="decay")
 r_svrg = _preset(
     "r-svrg", "Riemannian SVRG.",

@@ -89,6 +89,15 @@ class IHTRegressor(RegressorMixin, _IHTBase):
     n_features_in_ : int
     result_ : jitopt.OptimizeResult
         The solver's result (oracle counts, status, support).
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> from jitopt.sparse import IHTRegressor
+    >>> X, y, beta = jitopt.problems.sparse_regression_data(100, 20, 3, rng=0)
+    >>> model = IHTRegressor(3).fit(X, y)
+    >>> np.flatnonzero(model.coef_), np.flatnonzero(beta)
+    (array([ 1, 10, 17]), array([ 1, 10, 17]))
     """
 
     def __init__(self, n_nonzero_coefs=None, *, constraint=None, variant="deterministic",
@@ -154,6 +163,15 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
     n_iter_ : ndarray of int
         Iterations of each fitted model.
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> from jitopt.sparse import IHTClassifier
+    >>> X, y, beta = jitopt.problems.sparse_regression_data(200, 20, 3, rng=1)
+    >>> model = IHTClassifier(3).fit(X, y > 0)
+    >>> np.flatnonzero(model.coef_[0]), np.flatnonzero(beta)
+    (array([3, 5, 7]), array([3, 5, 7]))
     """
 
     def __init__(self, n_nonzero_coefs=None, *, constraint=None, alpha=1e-4,

@@ -191,7 +191,33 @@ def box_qp(Q, c, lo, hi, v, maxiter):
     met), and once the free solution is feasible release the bound coordinate whose
     multiplier has the wrong sign the most. The objective never increases and a face is
     never revisited, so it ends after finitely many solves; ``maxiter`` caps them.
-    Returns ``q(v)``.
+
+    Parameters
+    ----------
+    Q : float64 array (m, m)
+        Positive semidefinite.
+    c : float64 array (m,)
+        In the range of ``Q``.
+    lo, hi : float64 arrays (m,)
+        The bounds (infinite entries allowed).
+    v : float64 array (m,)
+        A feasible start; overwritten by the minimizer.
+    maxiter : int
+        Linear solves at most.
+
+    Returns
+    -------
+    float
+        :math:`q(v)` at the minimizer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.sparse import box_qp
+    >>> v = np.zeros(2)
+    >>> q = box_qp(2.0 * np.eye(2), np.array([2.0, -4.0]), np.zeros(2), np.ones(2), v, 10)
+    >>> round(q, 12), v
+    (-1.0, array([1., 0.]))
     """
     k = c.shape[0]
     state = np.zeros(k, dtype=np.int64)  # 0 free, -1 at lower bound, +1 at upper bound

@@ -153,6 +153,18 @@ def two_step_projection(z, k, constraint=None, selection="magnitude"):
 def hard_threshold(z, k):
     r""":math:`H_k(z)`: keep the ``k`` entries of largest magnitude (ties to the smaller index).
 
+    Parameters
+    ----------
+    z : array_like, shape (d,)
+        The vector.
+    k : int
+        The number of entries kept, ``0 <= k <= d``.
+
+    Returns
+    -------
+    ndarray, shape (d,)
+        A new array: ``z`` on the ``k`` kept entries, 0 elsewhere.
+
     Examples
     --------
     >>> from jitopt.sparse import hard_threshold

@@ -44,6 +44,17 @@ def zo_gradient(fun, x, n_directions=10, smoothing=1e-4, subspace_size=None, rng
     g : ndarray (d,)
     n_queries : int
         Calls made to ``fun``.
+
+    Examples
+    --------
+    The coordinate estimator is exact on a quadratic (central differences):
+
+    >>> import numpy as np
+    >>> from jitopt.sparse import zo_gradient
+    >>> g, n_queries = zo_gradient(lambda x: 0.5 * x @ x, np.array([1.0, -2.0]),
+    ...                            estimator="coordinate")
+    >>> np.round(g, 6), n_queries
+    (array([ 1., -2.]), 4)
     """
     x = check_array("x", x, ndim=1)
     d = x.shape[0]

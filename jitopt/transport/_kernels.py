@@ -145,6 +145,14 @@ def pushforward(rho, f, out, maxsub):
     nearest output centres with bilinear weights, clamped to the grid, so the total mass is
     conserved exactly and first moments are preserved away from the boundary.
     """
+    pushforward_rule(rho, f, out, maxsub, 1.0, False)
+
+
+@njit(cache=True, nogil=True)
+def pushforward_rule(rho, f, out, maxsub, mult, down):
+    """:func:`pushforward` with ``k = ceil(mult * stretch)`` sub-samples per axis, or, with
+    ``down``, ``k = floor(mult * stretch)`` (at least 1: no split below a stretch of
+    ``2 / mult``, hence no jump of the added variance at the identity)."""
     n0, n1 = rho.shape
     p0 = np.empty((n0, n1))
     p1 = np.empty((n0, n1))
@@ -153,6 +161,14 @@ def pushforward(rho, f, out, maxsub):
         for j in range(n1):
             p0[i, j] = p0[i, j] * n0 - 0.5
             p1[i, j] = p1[i, j] * n1 - 0.5
+    push_map(rho, p0, p1, out, maxsub, mult, down)
+
+
+@njit(cache=True, nogil=True)
+def push_map(rho, p0, p1, out, maxsub, mult, down):
+    """The deposit of :func:`pushforward_rule` for a map given at the cell centres in output
+    pixel units (``p0`` rows, ``p1`` columns; the centre of cell ``(i, j)`` is ``(i, j)``)."""
+    n0, n1 = rho.shape
     out[:, :] = 0.0
     for i in range(n0):
         ia = max(i - 1, 0)
@@ -165,8 +181,14 @@ def pushforward(rho, f, out, maxsub):
             jb = min(j + 1, n1 - 1)
             e0 = max(abs(p0[ib, j] - p0[ia, j]), abs(p1[ib, j] - p1[ia, j])) / (ib - ia)
             e1 = max(abs(p0[i, jb] - p0[i, ja]), abs(p1[i, jb] - p1[i, ja])) / (jb - ja)
-            k0 = max(1, int(np.ceil(e0 - 1e-9))) if e0 < maxsub else maxsub
-            k1 = max(1, int(np.ceil(e1 - 1e-9))) if e1 < maxsub else maxsub
+            e0 *= mult
+            e1 *= mult
+            if down:
+                k0 = max(1, int(e0)) if e0 < maxsub else maxsub
+                k1 = max(1, int(e1)) if e1 < maxsub else maxsub
+            else:
+                k0 = max(1, int(np.ceil(e0 - 1e-9))) if e0 < maxsub else maxsub
+                k1 = max(1, int(np.ceil(e1 - 1e-9))) if e1 < maxsub else maxsub
             if k0 == 1 and k1 == 1:
                 _deposit(out, p0[i, j], p1[i, j], mass)
                 continue
@@ -195,3 +217,23 @@ def dual_value(psi, phi, nu, mu):
             q = 0.5 * (x * x + y * y)
             total += q * (nu[i, j] + mu[i, j]) - nu[i, j] * psi[i, j] - mu[i, j] * phi[i, j]
     return total / (n0 * n1)
+
+
+@njit(cache=True, nogil=True)
+def interpolate_map(g0, g1, s0, s1, tau):
+    """``s <- s - tau (s - g(s))`` at every point ``s = (s0, s1)`` (pixel units, clamped to
+    the grid), ``g = (g0, g1)`` a map given at the cell centres in pixel units and read at
+    ``s`` by bilinear interpolation."""
+    n0, n1 = g0.shape
+    for i in range(n0):
+        for j in range(n1):
+            r = min(max(s0[i, j], 0.0), n0 - 1.0)
+            c = min(max(s1[i, j], 0.0), n1 - 1.0)
+            r0 = min(int(r), n0 - 2)
+            c0 = min(int(c), n1 - 2)
+            t = r - r0
+            u = c - c0
+            a = _bilinear(g0, r0, c0, t, u)
+            b = _bilinear(g1, r0, c0, t, u)
+            s0[i, j] = min(max(r - tau * (r - a), 0.0), n0 - 1.0)
+            s1[i, j] = min(max(c - tau * (c - b), 0.0), n1 - 1.0)

@@ -14,7 +14,7 @@ from .._core.result import Monitor, NonFiniteOracle, Status
 from ..validation import check_choice, check_int, check_real, check_rng
 from ..problems._barycenter import BarycenterProblem, as_density
 from . import _kernels
-from ._grid import _half_sq_norm, _invlap
+from ._grid import _armijo, _half_sq_norm, _invlap, wasserstein2_grid
 
 __all__ = ["wdha", "wdha_barycenter"]
 
@@ -23,12 +23,13 @@ MEASURE = "max(squared Wasserstein gradient norm, largest H^-1 residual)"
 
 def _columns(n):
     """The method's own history columns for ``n`` inputs."""
-    return (("wasserstein_gradient", "max_h1_residual")
+    return (("wasserstein_gradient", "max_h1_residual", "step_cells")
             + tuple(f"dual_{i}" for i in range(n)) + tuple(f"h1_residual_{i}" for i in range(n)))
 
 
 @register_method("wdha", BarycenterProblem, tol_option="tol")
-def wdha(problem, x0=None, *, maxiter=300, tol=1e-12, order="gauss-seidel", sigma0=0.05,
+def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=None,
+         horizon=None, warm_start=None, output=None, order="gauss-seidel", sigma0=0.05,
          n_jobs=None, max_subsamples=16, max_time=np.inf, callback=None, history=False,
          disp=False, rng=None):
     r"""Exact (unregularised) Wasserstein-2 barycenter of densities on a 2-D grid by WDHA.
@@ -51,9 +52,21 @@ def wdha(problem, x0=None, *, maxiter=300, tol=1e-12, order="gauss-seidel", sigm
     :math:`\nu \leftarrow \bigl(x - \tau_t (x - \nabla\bar\psi(x))\bigr)_\# \nu`,
     :math:`\bar\psi = \sum_i \lambda_i \psi_i`, followed by the evaluation at the new
     :math:`\nu` (the one after the last step measures without an ascent step).
-    :math:`\sigma_i` starts at ``sigma0`` and is multiplied by 0.99 whenever the dual value
-    of input :math:`i` decreases. Each iteration costs :math:`O(n\, m \log m)` for :math:`n`
-    inputs of :math:`m` cells; the per-input steps run in parallel threads.
+    Each iteration costs :math:`O(n\, m \log m)` for :math:`n` inputs of :math:`m` cells;
+    the per-input steps run in parallel threads.
+
+    ``variant="paper"`` is the method as published (and as the authors' code): start at the
+    first input with the potentials at :math:`q`, :math:`\tau_t = e^{-t/T}` over the whole
+    run, :math:`\sigma_i` multiplied by 0.99 whenever the dual value of input :math:`i`
+    decreases. The default ``variant="sharp"`` changes what makes that barycenter diffuse
+    (:doc:`/theory/wdha`): it starts at the input of largest weight (a unit weight returns
+    that input), with each potential warm-started by ``warm_start`` back-and-forth
+    iterations from the start to its input; the step :math:`\tau_t = e^{-t/H}` has a fixed
+    horizon :math:`H` = ``horizon``, so that the barycenter steps have a finite total
+    length whatever the number of iterations; a barycenter step sub-samples a cell only
+    where the map stretches it by 2 or more (no added variance near the identity); the
+    step sizes follow the back-and-forth rule with the floor ``sigma0 / 50``; and the run
+    stops when the next barycenter step would move mass by at most ``xtol`` cells.
 
     Parameters
     ----------
@@ -61,15 +74,37 @@ def wdha(problem, x0=None, *, maxiter=300, tol=1e-12, order="gauss-seidel", sigm
         The densities :math:`\mu_i` on a common grid and the weights :math:`\lambda`.
     x0 : array_like of shape (height, width), optional
         Initial barycenter, a nonnegative density of positive mass on the grid (normalised;
-        not modified). Default: the first input, as in the authors' code.
-    maxiter : int, default 300
-        The length :math:`T \ge 1` of the schedule :math:`\tau_t = e^{-t/T}`: running
-        all of it is the normal end (``Status.SCHEDULE_DONE``). The schedule depends on
-        :math:`T`, so ``maxiter=1`` is a one-iteration schedule, not the first iteration
-        of a longer one.
+        not modified). Default: the input of largest weight (``"paper"``: the first input,
+        as in the authors' code).
+    variant : {"sharp", "paper"}, default "sharp"
+        The method with the changes above, or as published (bit for bit the same as
+        before they were made).
+    maxiter : int, optional
+        ``"paper"`` (default 300): the length :math:`T \ge 1` of the schedule
+        :math:`\tau_t = e^{-t/T}`; running all of it is the normal end
+        (``Status.SCHEDULE_DONE``), and ``maxiter=1`` is a one-iteration schedule, not
+        the first iteration of a longer one. ``"sharp"`` (default 1000): a cap
+        (``Status.MAXITER``).
     tol : float, default 1e-12
         Stop (``Status.CONVERGED``) when ``stationarity`` is at most ``tol``: with the
         default, in practice only when the barycenter is found exactly (identical inputs).
+    xtol : float, optional
+        Stop (``Status.CONVERGED``) when the next barycenter step would move mass by at
+        most ``xtol`` cells, measured as :math:`\tau_{t+1} \|x - \nabla\bar\psi\|_{L^2(\nu)}`
+        in cells (the :math:`W_2` length of the step). Default 1e-3 (``"paper"``: 0, off).
+    horizon : int, optional
+        ``"sharp"``: the horizon :math:`H` of :math:`\tau_t = e^{-t/H}` (default 100).
+        ``"paper"`` uses :math:`H = T` and ignores it.
+    warm_start : int, optional
+        Back-and-forth iterations that start each potential (default 100; ``"paper"``:
+        0, the potentials start at :math:`q`).
+    output : {"auto", "iterate", "sharpened"}, optional
+        ``"iterate"``: the last barycenter iterate (``"paper"`` always). ``"sharpened"``:
+        :math:`\sum_i \lambda_i (\nabla\psi_i^*)_\#\mu_i`, each input pushed once by its
+        final inverse map with :math:`\lceil 2\,\text{stretch}\rceil` sub-samples per
+        axis: free of cell-scale speckle, but it inherits the error of the inverse maps
+        where an input has thin tails. ``"auto"`` (default): the sharpened output when its
+        covariance is within 2 % (relative Frobenius) of the iterate's, else the iterate.
     order : {"gauss-seidel", "jacobi"}, default "gauss-seidel"
         Barycenter step with the freshly updated potentials (as the authors' code) or with
         those before the ascent step (as the printed algorithm).
@@ -89,7 +124,8 @@ def wdha(problem, x0=None, *, maxiter=300, tol=1e-12, order="gauss-seidel", sigm
         (``Status.CALLBACK``).
     history : bool, default False
         Record per-iteration arrays in ``result.history``: the common columns and
-        ``wasserstein_gradient``, ``max_h1_residual``, ``dual_<i>`` and
+        ``wasserstein_gradient``, ``max_h1_residual``, ``step_cells`` (the length of the
+        next barycenter step, in cells, tested against ``xtol``), ``dual_<i>`` and
         ``h1_residual_<i>`` (per input ``i``; zero for inputs of zero weight).
     disp : bool, default False
         Print progress (about 50 lines per run).
@@ -112,13 +148,13 @@ def wdha(problem, x0=None, *, maxiter=300, tol=1e-12, order="gauss-seidel", sigm
         Also ``potentials`` (the final :math:`\psi_i`, shape ``(n, height, width)``),
         ``sigma`` (the final step sizes), ``dual`` (the final dual values
         :math:`\approx\tfrac12 W_2^2(\nu, \mu_i)`), ``h1_residual`` (the final residuals)
-        and ``wasserstein_gradient`` (the final squared Wasserstein gradient norm). A NaN
+        ``wasserstein_gradient`` (the final squared Wasserstein gradient norm) and
+        ``output`` (``"iterate"`` or ``"sharpened"``: which one ``x`` is). A NaN
         or inf in the iteration stops with ``Status.NONFINITE`` and the best iterate.
 
     Notes
     -----
-    The potentials start at :math:`q` (identity maps), as in the authors' code. Inputs
-    with zero weight are not touched. With non-square grids the cells are rectangles of
+    Inputs with zero weight are not touched. With non-square grids the cells are rectangles of
     the unit square. See :doc:`/theory/wdha`.
 
     References
@@ -139,21 +175,30 @@ def wdha(problem, x0=None, *, maxiter=300, tol=1e-12, order="gauss-seidel", sigm
     ('CONVERGED', 0, True)
 
     Two squares of side 8 cells, 16 rows and 8 columns apart: the barycenter is the square
-    halfway between them, at :math:`W_2^2 = (8/32)^2 + (4/32)^2 = 0.078125` from each.
+    halfway between them, at :math:`W_2^2 = (8/32)^2 + (4/32)^2 = 0.078125` from each. The
+    run stops when the barycenter no longer moves:
 
     >>> A = np.zeros((2, 32, 32))
     >>> A[0, 4:12, 4:12] = A[1, 20:28, 12:20] = 1.0
-    >>> res = jitopt.transport.wdha(jitopt.problems.BarycenterProblem(A), maxiter=100)
-    >>> res.status.name, res.nit, round(res.fun, 3)
-    ('SCHEDULE_DONE', 100, 0.078)
+    >>> res = jitopt.transport.wdha(jitopt.problems.BarycenterProblem(A))
+    >>> res.status.name, round(res.fun, 3)
+    ('CONVERGED', 0.078)
     >>> rows, cols = np.indices(res.x.shape)  # the centre of mass, in cells
     >>> round(float(np.sum(res.x * rows)), 1), round(float(np.sum(res.x * cols)), 1)
     (15.5, 11.5)
     """
     mus, lam = problem.densities, problem.weights
     n, n0, n1 = mus.shape
-    T = check_int("maxiter", maxiter, low=1)
+    variant = check_choice("variant", variant, ("sharp", "paper"))
+    paper = variant == "paper"
+    T = check_int("maxiter", (300 if paper else 1000) if maxiter is None else maxiter, low=1)
     tol = check_real("tol", tol, low=0.0)
+    xtol = check_real("xtol", (0.0 if paper else 1e-3) if xtol is None else xtol, low=0.0)
+    horizon = check_int("horizon", T if paper else 100 if horizon is None else horizon, low=1)
+    warm_start = check_int("warm_start", (0 if paper else 100) if warm_start is None
+                           else warm_start, low=0)
+    output = check_choice("output", "iterate" if paper or output is None else output,
+                          ("iterate", "sharpened", "auto"))
     order = check_choice("order", order, ("gauss-seidel", "jacobi"))
     sigma0 = check_real("sigma0", sigma0, low=0.0, low_open=True)
     maxsub = check_int("max_subsamples", max_subsamples, low=1)
@@ -164,7 +209,7 @@ def wdha(problem, x0=None, *, maxiter=300, tol=1e-12, order="gauss-seidel", sigm
         n_jobs = min(len(active), os.cpu_count() or 1) if n0 * n1 >= 4096 else 1
     n_jobs = check_int("n_jobs", n_jobs, low=1)
     if x0 is None:
-        nu = mus[0].copy()
+        nu = mus[0].copy() if paper else mus[int(np.argmax(lam))].copy()
     else:
         nu = as_density("x0", x0)
         if nu.shape != (n0, n1):
@@ -183,6 +228,18 @@ def wdha(problem, x0=None, *, maxiter=300, tol=1e-12, order="gauss-seidel", sigm
     psi = np.empty((n, n0, n1))
     phi = np.empty((n, n0, n1))
     psi[:] = q - q.mean()
+    if not paper and x0 is None and len(active) == 1:  # one unit weight: that input
+        i = active[0]
+        monitor.iteration(0, mus[i] / mus[i].sum(), 0.0, 0.0)
+        return monitor.result(mus[i] / mus[i].sum(), 0.0, 0.0, 0, Status.CONVERGED,
+                              "One weight is 1: the barycenter is that input.",
+                              potentials=psi, sigma=np.full(n, sigma0), dual=np.zeros(n),
+                              h1_residual=np.zeros(n), wasserstein_gradient=0.0)
+    for i in active:
+        if warm_start and not np.array_equal(mus[i], nu):
+            # the back-and-forth potential of the map from the start to input i
+            psi[i] = wasserstein2_grid(nu, mus[i], numItermax=warm_start, stopThr=0.0,
+                                       log=True)[1]["phi"]
     for i in range(n):
         _kernels.legendre_2d(psi[i], phi[i])
     sig = np.full(n, sigma0)
@@ -215,8 +272,8 @@ def wdha(problem, x0=None, *, maxiter=300, tol=1e-12, order="gauss-seidel", sigm
         return residual(i, nu)[0], _kernels.dual_value(psi[i], phi[i], nu, mus[i])
 
     def evaluate(nu, step):
-        """Per-input step at ``nu``; the weighted potential, duals, residuals and the
-        squared Wasserstein gradient norm."""
+        """Per-input step at ``nu``; the weighted potential, duals, residuals, the
+        squared Wasserstein gradient norm and the rms displacement in cells."""
         if order == "jacobi" and step is ascent:
             pbar = weighted_potential()
         if pool:
@@ -228,14 +285,19 @@ def wdha(problem, x0=None, *, maxiter=300, tol=1e-12, order="gauss-seidel", sigm
         for i, (r, v) in zip(active, out):
             res[i], dual[i] = r, v
             if step is ascent:
-                if v < last[i]:
-                    sig[i] *= 0.99
+                if paper:
+                    if v < last[i]:
+                        sig[i] *= 0.99
+                else:
+                    sig[i] = max(sigma0 / 50, _armijo(sig[i], v - last[i], r))
                 last[i] = v
         if order == "gauss-seidel" or step is not ascent:
             pbar = weighted_potential()
         _kernels.gradient(pbar, g0, g1)
         with np.errstate(over="ignore", invalid="ignore"):
-            wgrad = float(np.mean(nu * ((y - g0) ** 2 + (x - g1) ** 2)))
+            d0, d1 = (y - g0) ** 2, (x - g1) ** 2
+            wgrad = float(np.mean(nu * (d0 + d1)))
+            cells = float(np.sqrt(np.mean(nu * (d0 * n0 * n0 + d1 * n1 * n1))))
         problem.counts.nfev += 1
         problem.counts.njev += 1
         problem.counts.nifo += len(active)
@@ -243,12 +305,13 @@ def wdha(problem, x0=None, *, maxiter=300, tol=1e-12, order="gauss-seidel", sigm
                 and np.isfinite(wgrad)):
             raise NonFiniteOracle("A dual value, residual or the Wasserstein gradient is "
                                   "non-finite (NaN or inf)")
-        return pbar, dual, res, wgrad
+        return pbar, dual, res, wgrad, cells
 
     pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
+    message = None
     try:
         try:
-            pbar, dual, res, wgrad = evaluate(nu, ascent)
+            pbar, dual, res, wgrad, cells = evaluate(nu, ascent)
         except Exception as err:  # at the start: the result holds the starting point
             return monitor.fault_result(err, nu / nu.sum())
         nit = 0
@@ -256,28 +319,68 @@ def wdha(problem, x0=None, *, maxiter=300, tol=1e-12, order="gauss-seidel", sigm
             fun = 2.0 * float((dual * lam).sum())
             stat = max(wgrad, float(res.max()))
             bary = nu / nu.sum()
+            tau = np.exp(-(nit + 1) / horizon)
             extra = {}
             if history:
-                extra = dict(zip(columns, (wgrad, float(res.max()), *dual, *res)))
+                extra = dict(zip(columns, (wgrad, float(res.max()), tau * cells, *dual,
+                                           *res)))
             status = (Status.CALLBACK if monitor.iteration(nit, bary, fun, stat, **extra)
-                      else Status.CONVERGED if stat <= tol
-                      else Status.SCHEDULE_DONE if nit == T
+                      else Status.CONVERGED if stat <= tol or (xtol and tau * cells <= xtol)
+                      else Status.SCHEDULE_DONE if nit == T and paper
+                      else Status.MAXITER if nit == T
                       else Status.MAXTIME if monitor.elapsed() >= max_time else None)
+            if status is Status.CONVERGED and stat > tol:
+                message = (f"Optimization terminated successfully: the next barycenter step "
+                           f"moves mass by {tau * cells:.3e} cells (rms) <= xtol = {xtol:.3g}.")
             if status is not None:
                 break
             nit += 1
-            tau = np.exp(-nit / T)
             f = (1.0 - tau) * q + tau * pbar
             new = np.empty_like(nu)
-            _kernels.pushforward(nu, f, new, maxsub)
+            if paper:
+                _kernels.pushforward(nu, f, new, maxsub)
+            else:  # no sub-samples below a stretch of 2: no variance jump at the identity
+                _kernels.pushforward_rule(nu, f, new, maxsub, 1.0, True)
             nu = new * (n0 * n1 / new.sum())
             # the barycenter after the last step is measured without an ascent step
-            pbar, dual, res, wgrad = evaluate(nu, ascent if nit < T else measure)
+            pbar, dual, res, wgrad, cells = evaluate(nu, ascent if nit < T else measure)
     finally:
         if pool:
             pool.shutdown()
-    return monitor.result(bary, fun, stat, nit, status, potentials=psi, sigma=sig,
-                          dual=dual, h1_residual=res, wasserstein_gradient=wgrad)
+    output_used = "iterate"
+    if output != "iterate":
+        sharp = _sharpened(mus, lam, phi, active, maxsub)
+        if output == "sharpened" or _covariance_gap(sharp, bary) <= 0.02:
+            bary, output_used = sharp, "sharpened"
+    return monitor.result(bary, fun, stat, nit, status, message, potentials=psi, sigma=sig,
+                          dual=dual, h1_residual=res, wasserstein_gradient=wgrad,
+                          output=output_used)
+
+
+def _sharpened(mus, lam, phi, active, maxsub):
+    r"""``sum_i lam_i (grad phi_i)_# mu_i``, each term one pushforward of a sharp input by
+    its inverse map with ``ceil(2 * stretch)`` sub-samples per axis, summing to one."""
+    out = np.zeros(mus.shape[1:])
+    tmp = np.empty(mus.shape[1:])
+    for i in active:
+        _kernels.pushforward_rule(mus[i], phi[i], tmp, maxsub, 2.0, False)
+        out += lam[i] * tmp
+    return out / out.sum()
+
+
+def _covariance_gap(a, b):
+    """Relative Frobenius distance between the covariances of two grid densities summing
+    to one (cell masses at the cell centres, in cells)."""
+    y, x = np.indices(a.shape, dtype=float)
+
+    def cov(r):
+        my, mx = (r * y).sum(), (r * x).sum()
+        dy, dx = y - my, x - mx
+        return np.array([[(r * dy * dy).sum(), (r * dy * dx).sum()],
+                         [(r * dy * dx).sum(), (r * dx * dx).sum()]])
+
+    ca = cov(a)
+    return float(np.linalg.norm(ca - cov(b)) / np.linalg.norm(cov(b)))
 
 
 class _Progress:
@@ -305,8 +408,9 @@ class _Progress:
         self.stream.flush()
 
 
-def wdha_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=False, log=False,
-                    order="gauss-seidel", sigma0=0.05, n_jobs=None, max_subsamples=16):
+def wdha_barycenter(A, weights=None, numItermax=None, stopThr=1e-12, verbose=False, log=False,
+                    variant="sharp", order="gauss-seidel", sigma0=0.05, n_jobs=None,
+                    max_subsamples=16):
     r"""Exact Wasserstein-2 barycenter of densities on a 2-D grid, with POT's interface.
 
     A thin wrapper over :func:`wdha` with the argument names of POT's barycenters:
@@ -320,8 +424,10 @@ def wdha_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=Fals
         :class:`~jitopt.problems.BarycenterProblem`); each is normalised to unit mass.
     weights : array_like of shape (n_hists,), optional
         Barycentric weights on the simplex (default uniform).
-    numItermax : int, default 300
-        Number of iterations :math:`T`; it also sets the schedule :math:`\tau_t = e^{-t/T}`.
+    numItermax : int, optional
+        ``maxiter`` of :func:`wdha`: a cap (default 1000), or with ``variant="paper"`` the
+        number of iterations :math:`T` that sets the schedule :math:`\tau_t = e^{-t/T}`
+        (default 300).
     stopThr : float, default 1e-12
         Stop before ``numItermax`` when every :math:`\dot H^{-1}` residual and the squared
         Wasserstein gradient norm are at most ``stopThr``.
@@ -329,7 +435,7 @@ def wdha_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=Fals
         Show a progress bar with the objective estimate and the stationarity.
     log : bool, default False
         Also return a dict of diagnostics.
-    order, sigma0, n_jobs, max_subsamples
+    variant, order, sigma0, n_jobs, max_subsamples
         As in :func:`wdha`.
 
     Returns
@@ -358,16 +464,21 @@ def wdha_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=Fals
     >>> from jitopt.transport import wdha_barycenter
     >>> A = np.zeros((2, 32, 32))
     >>> A[0, 4:12, 4:12] = A[1, 20:28, 12:20] = 1.0
-    >>> bary, log = wdha_barycenter(A, numItermax=50, log=True)
+    >>> bary, log = wdha_barycenter(A, numItermax=50, variant="paper", log=True)
     >>> log["niter"], log["dual"].shape, bool(log["success"])
     (50, (50, 2), True)
+    >>> bary, log = wdha_barycenter(A, log=True)
+    >>> log["status"].name, bool(log["success"])
+    ('CONVERGED', True)
     """
     problem = BarycenterProblem(A, weights)
-    T = check_int("numItermax", numItermax, low=1)
+    variant = check_choice("variant", variant, ("sharp", "paper"))
+    T = check_int("numItermax", (300 if variant == "paper" else 1000) if numItermax is None
+                  else numItermax, low=1)
     stopThr = check_real("stopThr", stopThr, low=0.0)
     bar = _Progress(T) if verbose else None
-    res = wdha(problem, maxiter=T, tol=stopThr, order=order, sigma0=sigma0, n_jobs=n_jobs,
-               max_subsamples=max_subsamples, history=True, callback=bar)
+    res = wdha(problem, variant=variant, maxiter=T, tol=stopThr, order=order, sigma0=sigma0,
+               n_jobs=n_jobs, max_subsamples=max_subsamples, history=True, callback=bar)
     if bar:
         bar.update(res.nit, res.fun, res.stationarity, final=True)
     if not res.success:
@@ -384,7 +495,7 @@ def wdha_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=Fals
         "objective": h["fun"][rows],
         "potentials": res.get("potentials"),
         "sigma": res.get("sigma"),
-        "niter": int(rows.sum()),
+        "niter": res.nit,
         "success": res.success,
         "status": res.status,
         "message": res.message,

@@ -1,0 +1,139 @@
+"""Matrices of a fixed rank, as a submanifold of the m×n matrices."""
+
+import numpy as np
+
+from ..validation import as_c_float as _c
+from . import _kernels as K
+from ._base import Manifold
+from ._oblique import _sizes
+
+__all__ = ["FixedRankEmbedded"]
+
+
+class FixedRankEmbedded(Manifold):
+    r"""The :math:`m\times n` real matrices of rank :math:`k`, with the Frobenius metric of
+    the embedding (Vandereycken 2013).
+
+    Points and tangent vectors are dense :math:`m\times n` arrays, so Euclidean gradients
+    apply as they are; the thin factors :math:`X = U\,\mathrm{diag}(s)\,V^\top` of the
+    points the manifold has produced are kept (a small cache), so that no operation
+    computes an :math:`m\times n` SVD after the first. At :math:`X`, tangent vectors are
+    :math:`Z = UMV^\top + U_pV^\top + UV_p^\top` with :math:`U^\top U_p = 0`,
+    :math:`V^\top V_p = 0`; the projection is
+    :math:`P_X(Z) = UU^\top Z + ZVV^\top - UU^\top ZVV^\top`; the retraction is the metric
+    projection, the rank-:math:`k` truncated SVD of :math:`X + Z`, computed in
+    :math:`O((m+n)k^2)` from the QR factors of :math:`[U, U_p]` and :math:`[V, V_p]` and
+    the SVD of a :math:`2k\times 2k` core (second order, Absil & Malick 2012); the
+    transport projects. No ``exp``/``log`` (no closed form). :meth:`factors` and
+    :meth:`from_factors` convert from and to pymanopt's triple ``(u, s, vt)``.
+
+    Parameters
+    ----------
+    m, n : int
+        The matrix shape.
+    k : int
+        The rank, ``1 <= k <= min(m, n)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.manifolds import FixedRankEmbedded
+    >>> M = FixedRankEmbedded(5, 4, 2)
+    >>> x = M.random_point(rng=0)
+    >>> u, s, vt = M.factors(x)
+    >>> int(np.linalg.matrix_rank(x)), bool(np.allclose((u * s) @ vt, x))
+    (2, True)
+    """
+
+    def __init__(self, m, n, k):
+        m, n = _sizes("FixedRankEmbedded", m, n, ("m", "n"))
+        k, _ = _sizes("FixedRankEmbedded", k, 1, ("k", "k"))
+        if k > min(m, n):
+            raise ValueError(f"FixedRankEmbedded needs k <= min(m, n), got m={m}, n={n}, "
+                             f"k={k}")
+        self.m, self.n, self.k = m, n, k
+        super().__init__(f"FixedRankEmbedded({m}, {n}, {k})", (m, n), (m + n - k) * k)
+        self._cache = []
+
+    # -- factors ------------------------------------------------------------------------
+
+    def from_factors(self, u, s, vt):
+        """The matrix :math:`U\\,\\mathrm{diag}(s)\\,V^\\top` (its factors are kept)."""
+        u, s, vt = (np.array(a, dtype=float) for a in (u, s, vt))
+        if u.shape != (self.m, self.k) or s.shape != (self.k,) or vt.shape != (self.k, self.n):
+            raise ValueError(f"factors of {self} must have shapes {(self.m, self.k)}, "
+                             f"{(self.k,)} and {(self.k, self.n)}, got {u.shape}, "
+                             f"{s.shape} and {vt.shape}")
+        x = (u * s) @ vt
+        self._remember(x, u, s, vt)
+        return x
+
+    def factors(self, x):
+        """The thin SVD factors ``(u, s, vt)`` of the rank-``k`` matrix ``x``, ``s`` descending."""
+        x = np.asarray(x)
+        for y, u, s, vt in self._cache:
+            if np.array_equal(y, x):
+                return u, s, vt
+        u, s, vt = np.linalg.svd(x, full_matrices=False)
+        u, s, vt = u[:, :self.k].copy(), s[:self.k].copy(), vt[:self.k].copy()
+        self._remember(x, u, s, vt)
+        return u, s, vt
+
+    def _remember(self, x, u, s, vt):
+        self._cache = [(np.array(x, copy=True), u, s, vt)] + self._cache[:3]
+
+    def _parts(self, x, z):
+        """(U, s, V, M, Up, Vp) of a tangent vector z at x."""
+        u, s, vt = self.factors(x)
+        v = vt.T
+        zv, ztu = z @ v, z.T @ u
+        mid = u.T @ zv
+        return u, s, v, mid, zv - u @ mid, ztu - v @ mid.T
+
+    # -- the interface --------------------------------------------------------------------
+
+    def projection(self, x, u):
+        uu, _, v, mid, up, vp = self._parts(x, np.asarray(u, dtype=float))
+        return (uu @ mid + up) @ v.T + uu @ vp.T
+
+    def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
+        uu, s, v, _, up, vp = self._parts(x, np.asarray(u, dtype=float))
+        gvp = (egrad @ vp) / s
+        gtup = (egrad.T @ up) / s
+        extra = (gvp - uu @ (uu.T @ gvp)) @ v.T + uu @ (gtup - v @ (v.T @ gtup)).T
+        return self.projection(x, ehess) + extra
+
+    def retraction(self, x, u):
+        uu, s, v, mid, up, vp = self._parts(x, np.asarray(u, dtype=float))
+        k = self.k
+        qu, ru = np.linalg.qr(np.hstack([uu, up]))
+        qv, rv = np.linalg.qr(np.hstack([v, vp]))
+        core = np.zeros((2 * k, 2 * k))
+        core[:k, :k] = np.diag(s) + mid
+        core[:k, k:] = core[k:, :k] = np.eye(k)
+        w, sig, zt = np.linalg.svd(ru @ core @ rv.T)
+        if not sig[k - 1] > 0.0:
+            raise ValueError("the retraction step dropped the rank below k")
+        return self.from_factors(qu @ w[:, :k], sig[:k], (qv @ zt.T[:, :k]).T)
+
+    def random_point(self, rng=None):
+        rng = np.random.default_rng(rng)
+        u = K.qr_retraction(rng.standard_normal((self.m, self.k)), np.zeros((self.m, self.k)))
+        v = K.qr_retraction(rng.standard_normal((self.n, self.k)), np.zeros((self.n, self.k)))
+        s = np.sort(rng.uniform(1.0, 2.0, self.k))[::-1]
+        return self.from_factors(u, s, v.T)
+
+    def closest_point(self, x):
+        """The nearest rank-``k`` matrix: the truncated SVD (Eckart–Young)."""
+        u, s, vt = np.linalg.svd(_c(x), full_matrices=False)
+        return self.from_factors(u[:, :self.k], s[:self.k], vt[:self.k])
+
+    def _off_manifold(self, x, atol):
+        s = np.linalg.svd(x, compute_uv=False)
+        scale = max(1.0, float(s[0]))
+        if s[self.k - 1] <= 1e-14 * scale:
+            return f"rank below {self.k} (singular value {self.k}: {s[self.k - 1]:.3e})"
+        if self.k < len(s) and s[self.k] > atol * scale:
+            return (f"rank above {self.k}: singular value {self.k + 1} is {s[self.k]:.3e} "
+                    f"> atol = {atol:g} (relative)")
+        return ""

@@ -1,0 +1,191 @@
+"""Riemannian nonlinear conjugate gradient with a strong Wolfe line search."""
+
+import numpy as np
+
+from .._core.registry import register_method
+from .._core.result import Monitor, Status
+from ..validation import check_choice, check_int, check_real, check_rng
+from ._line_search import manifold_line, typical_dist, wolfe
+
+__all__ = ["rcg"]
+
+BETA_RULES = ("HS+", "PR+", "FR", "HZ")
+
+
+def _beta(rule, M, x, g_new, gg_old, g_moved, d_moved, gnorm_old):
+    """The conjugate-gradient coefficient at ``x`` (all vectors there), 0 when undefined."""
+    y = g_new - g_moved
+    if rule == "FR":
+        beta = M.inner_product(x, g_new, g_new) / gg_old
+    elif rule == "PR+":
+        beta = max(0.0, M.inner_product(x, g_new, y) / gg_old)
+    else:
+        dy = M.inner_product(x, d_moved, y)
+        if dy == 0.0:
+            return 0.0
+        if rule == "HS+":
+            beta = max(0.0, M.inner_product(x, g_new, y) / dy)
+        else:  # Hager-Zhang, with its lower bound
+            yy = M.inner_product(x, y, y)
+            beta = (M.inner_product(x, y, g_new)
+                    - 2.0 * yy * M.inner_product(x, d_moved, g_new) / dy) / dy
+            eta = -1.0 / (M.norm(x, d_moved) * min(0.01, gnorm_old))
+            beta = max(beta, eta)
+    return beta if np.isfinite(beta) else 0.0
+
+
+@register_method("rcg", tol_option="gtol")
+def rcg(problem, x0=None, *, beta="HS+", restart_threshold=np.inf, c1=1e-4, c2=0.1,
+        approximate=True, gtol=1e-6, f_target=None, maxiter=1000, max_time=np.inf,
+        min_step=1e-12, callback=None, history=False, disp=False, rng=None):
+    r"""Riemannian nonlinear conjugate gradient.
+
+    Iterates :math:`x_{k+1} = R_{x_k}(t_k d_k)` with a strong Wolfe step :math:`t_k`
+    (:func:`~jitopt.solvers._line_search.wolfe`, :math:`c_2 = 0.1`, first trial
+    :math:`t_{k-1}\langle g_{k-1}, d_{k-1}\rangle/\langle g_k, d_k\rangle`) and
+
+    .. math::
+
+        d_{k+1} = -g_{k+1} + \beta_k\, T d_k, \qquad y = g_{k+1} - T g_k,
+
+    with :math:`T` the manifold's transport from :math:`x_k` to :math:`x_{k+1}` and
+    :math:`\beta_k` one of Hestenes–Stiefel :math:`\max(0, \langle g_{k+1}, y\rangle /
+    \langle Td_k, y\rangle)` (``"HS+"``, default), Polak–Ribière
+    :math:`\max(0, \langle g_{k+1}, y\rangle/\|g_k\|^2)` (``"PR+"``), Fletcher–Reeves
+    :math:`\|g_{k+1}\|^2/\|g_k\|^2` (``"FR"``) or Hager–Zhang (``"HZ"``, with its lower
+    bound :math:`-1/(\|Td_k\|\min(0.01, \|g_k\|))`). :math:`\beta_k = 0` (a restart) when
+    it is not finite, or with Powell's test :math:`|\langle g_{k+1}, Tg_k\rangle| \ge
+    \nu\|g_{k+1}\|^2` (``restart_threshold`` :math:`\nu`, off by default). A direction
+    that is not a descent direction is replaced by :math:`-g_k`; a line search with no
+    decrease along :math:`-g_k` stops with ``Status.SMALL_STEP``.
+
+    Parameters
+    ----------
+    problem : jitopt.Problem
+        Manifold and oracles; each line-search trial calls the fused ``cost_and_egrad``.
+    x0 : array_like, optional
+        Starting point (a random point drawn with ``rng`` if omitted).
+    beta : {"HS+", "PR+", "FR", "HZ"}
+        The rule for :math:`\beta_k`.
+    restart_threshold : float
+        Powell's restart threshold :math:`\nu > 0` (``inf``: no Powell restarts).
+    c1, c2 : float
+        Wolfe constants, :math:`0 < c_1 < c_2 < 1` (strong curvature test).
+    approximate : bool
+        Also accept the approximate Wolfe conditions of Hager and Zhang.
+    gtol : float
+        Stop when the Riemannian gradient norm is at most ``gtol``.
+    f_target : float, optional
+        Also stop (successfully, ``Status.TARGET``) when the cost is at most this.
+    maxiter : int
+        Maximum number of iterations.
+    max_time : float
+        Maximum wall-clock seconds.
+    min_step : float
+        Stop with ``Status.SMALL_STEP`` when an accepted step :math:`t_k\|d_k\|` is below this.
+    callback : callable, optional
+        ``callback(intermediate_result)`` or ``callback(xk)`` after each iteration; raise
+        :class:`StopIteration` to stop.
+    history : bool
+        Record per-iteration arrays in ``result.history`` (extra columns ``step`` and
+        ``beta``).
+    disp : bool
+        Print progress.
+    rng : int or numpy.random.Generator, optional
+        Seed of the random starting point (used only when ``x0`` is omitted).
+
+    Returns
+    -------
+    OptimizeResult
+        ``x, fun, success, status, message, nit, nfev, njev, nifo, time``,
+        ``stationarity`` (the Riemannian gradient norm at ``x``), ``n_restarts`` (steps
+        along :math:`-g`) and ``history`` if asked for.
+
+    References
+    ----------
+    H. Sato, "Riemannian conjugate gradient methods: general framework and specific
+    algorithms with convergence analyses", SIAM J. Optim. 32(4) (2022). W. W. Hager and
+    H. Zhang, "A new conjugate gradient method with guaranteed descent and an efficient
+    line search", SIAM J. Optim. 16(1) (2005). J. Nocedal and S. J. Wright, *Numerical
+    Optimization*, 2nd ed., Springer (2006), Ch. 5.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> problem = jitopt.problems.pca(np.diag([5.0, 4.0, 1.0, 0.5]), p=2)
+    >>> res = jitopt.solvers.rcg(problem, rng=0)
+    >>> bool(res.success), round(res.fun, 8)
+    (True, -9.0)
+    """
+    check_choice("beta", beta, BETA_RULES)
+    restart_threshold = check_real("restart_threshold", restart_threshold, low=0.0,
+                                   low_open=True)
+    c1 = check_real("c1", c1, 0.0, 1.0, True, True)
+    c2 = check_real("c2", c2, c1, 1.0, True, True)
+    gtol = check_real("gtol", gtol, low=0.0)
+    if f_target is not None:
+        f_target = check_real("f_target", f_target)
+    maxiter = check_int("maxiter", maxiter, low=0)
+    max_time = check_real("max_time", max_time, low=0.0)
+    min_step = check_real("min_step", min_step, low=0.0)
+    M = problem.manifold
+    reach = 10 * typical_dist(M)  # the longest step tried
+    x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
+
+    monitor = Monitor(problem, callback, history, disp, extra=("step", "beta"), gtol=gtol,
+                      f_target=f_target, maxiter=maxiter, max_time=max_time,
+                      min_step=min_step)
+    f, eg = problem.cost_and_egrad(x)
+    g = M.euclidean_to_riemannian_gradient(x, eg)
+    gnorm = M.norm(x, g)
+    nit = n_restarts = 0
+    d = -g
+    t_prev, slope_prev = (1.0 / gnorm if gnorm > 0 else 1.0), None
+
+    def stop(status):
+        return monitor.result(x, f, gnorm, nit, status, n_restarts=n_restarts)
+
+    if monitor.iteration(0, x, f, gnorm):
+        return stop(Status.CALLBACK)
+    while True:
+        if gnorm <= gtol:
+            return stop(Status.CONVERGED)
+        if f_target is not None and f <= f_target:
+            return stop(Status.TARGET)
+        if nit >= maxiter:
+            return stop(Status.MAXITER)
+        if monitor.elapsed() >= max_time:
+            return stop(Status.MAXTIME)
+
+        slope = M.inner_product(x, g, d)
+        steepest = False
+        if not (slope < -1e-12 * gnorm * M.norm(x, d)):
+            d, slope, steepest = -g, -gnorm * gnorm, True
+            n_restarts += 1
+        t0 = t_prev if slope_prev is None else t_prev * slope_prev / slope
+        t, out, _ = wolfe(manifold_line(problem, x, d), f, slope, t0, c1=c1, c2=c2,
+                          strong=True, approximate=approximate,
+                          max_step=reach / M.norm(x, d))
+        if out is None:
+            if steepest or np.array_equal(d, -g):
+                return stop(Status.SMALL_STEP)
+            d, slope_prev = -g, None  # retry along -g
+            t_prev = 1.0 / gnorm
+            n_restarts += 1
+            continue
+        f_new, _, x_new, eg, g_new = out
+        g_moved, d_moved = M.transport(x, x_new, g), M.transport(x, x_new, d)
+        gnorm_new = M.norm(x_new, g_new)
+        if abs(M.inner_product(x_new, g_new, g_moved)) >= restart_threshold * gnorm_new ** 2:
+            b = 0.0
+        else:
+            b = _beta(beta, M, x_new, g_new, gnorm * gnorm, g_moved, d_moved, gnorm)
+        step_length = t * M.norm(x, d)
+        t_prev, slope_prev = t, slope
+        x, f, g, gnorm = x_new, f_new, g_new, gnorm_new
+        d = -g + b * d_moved
+        nit += 1
+        if monitor.iteration(nit, x, f, gnorm, step=t, beta=b):
+            return stop(Status.CALLBACK)
+        if step_length < min_step and gnorm > gtol:
+            return stop(Status.SMALL_STEP)

@@ -1,0 +1,200 @@
+"""Riemannian limited-memory BFGS with a cautious update and a Wolfe line search."""
+
+import numpy as np
+
+from .._core.registry import register_method
+from .._core.result import Monitor, Status
+from ..validation import check_int, check_real, check_rng
+from ._line_search import manifold_line, typical_dist, wolfe
+
+__all__ = ["rlbfgs"]
+
+
+def two_loop(M, x, g, pairs, gamma):
+    r"""The L-BFGS direction :math:`-\mathcal H g` by the two-loop recursion, with the pairs
+    ``(s, y, rho)`` (oldest first) at ``x`` and the initial scaling :math:`\gamma`."""
+    q = g.copy()
+    alphas = []
+    for s, y, rho in reversed(pairs):
+        a = rho * M.inner_product(x, s, q)
+        q -= a * y
+        alphas.append(a)
+    r = gamma * q
+    for (s, y, rho), a in zip(pairs, reversed(alphas)):
+        r += (a - rho * M.inner_product(x, y, r)) * s
+    return -r
+
+
+@register_method("rlbfgs", tol_option="gtol")
+def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, approximate=True,
+           gtol=1e-6, f_target=None, maxiter=1000, max_time=np.inf, callback=None,
+           history=False, disp=False, rng=None):
+    r"""Riemannian limited-memory BFGS (L-BFGS) with a cautious update.
+
+    Iterates :math:`x_{k+1} = R_{x_k}(t_k d_k)` with :math:`d_k = -\mathcal H_k
+    \operatorname{grad} f(x_k)`, :math:`\mathcal H_k` the L-BFGS inverse Hessian
+    approximation built by the two-loop recursion from the last ``memory`` pairs
+    :math:`(s_i, y_i)`, all transported to the tangent space at :math:`x_k` at every
+    iteration, and :math:`t_k` a weak Wolfe step (first trial 1) from
+    :func:`~jitopt.solvers._line_search.wolfe`. After a step, with :math:`T` the
+    manifold's transport from :math:`x_k` to :math:`x_{k+1}`,
+
+    .. math::
+
+        s = T(t_k d_k), \qquad y = \operatorname{grad} f(x_{k+1}) - T
+        \operatorname{grad} f(x_k),
+
+    and the pair is stored only when :math:`\langle s, y\rangle / \|s\|^2 \ge \theta
+    \|\operatorname{grad} f(x_k)\|` (the cautious update of Li and Fukushima in the
+    Riemannian form of Huang, Absil and Gallivan, 2018), so that :math:`\mathcal H_k`
+    stays positive definite; a stored pair whose curvature :math:`\langle s_i,
+    y_i\rangle` is no longer positive after transport is dropped. The initial scaling is
+    :math:`\gamma = 1/\|\operatorname{grad} f(x_0)\|` (a first step of unit length), then
+    :math:`\langle s, y\rangle/\langle y, y\rangle` of the newest pair. A direction that is
+    not a descent direction, or a line search with no decrease, clears the memory and
+    steps along :math:`-\gamma\operatorname{grad} f`; a second failure in a row stops
+    with ``Status.SMALL_STEP``.
+
+    Parameters
+    ----------
+    problem : jitopt.Problem
+        Manifold and oracles; each line-search trial calls the fused ``cost_and_egrad``.
+    x0 : array_like, optional
+        Starting point (a random point drawn with ``rng`` if omitted).
+    memory : int
+        Number of pairs kept (at least 1).
+    cautious : float
+        :math:`\theta \ge 0` of the cautious test (0 keeps every pair of positive
+        curvature).
+    c1, c2 : float
+        Wolfe constants, :math:`0 < c_1 < c_2 < 1`.
+    approximate : bool
+        Also accept the approximate Wolfe conditions (needed for gradient norms below
+        about :math:`\sqrt{L\epsilon|f|}`).
+    gtol : float
+        Stop when the Riemannian gradient norm is at most ``gtol``.
+    f_target : float, optional
+        Also stop (successfully, ``Status.TARGET``) when the cost is at most this.
+    maxiter : int
+        Maximum number of iterations (accepted steps).
+    max_time : float
+        Maximum wall-clock seconds.
+    callback : callable, optional
+        ``callback(intermediate_result)`` or ``callback(xk)`` after each iteration; raise
+        :class:`StopIteration` to stop.
+    history : bool
+        Record per-iteration arrays in ``result.history``, with the extra columns
+        ``step`` (the accepted :math:`t_k`), ``pairs`` (pairs stored) and
+        ``min_curvature`` (the least :math:`\langle s_i, y_i\rangle/(\|s_i\|\|y_i\|)` of
+        the stored pairs, NaN without pairs).
+    disp : bool
+        Print progress.
+    rng : int or numpy.random.Generator, optional
+        Seed of the random starting point (used only when ``x0`` is omitted).
+
+    Returns
+    -------
+    OptimizeResult
+        ``x, fun, success, status, message, nit, nfev, njev, nifo, time``,
+        ``stationarity`` (the Riemannian gradient norm at ``x``), ``n_skipped`` (pairs
+        refused by the cautious test), ``n_resets`` (memory clearings) and ``history``
+        if asked for.
+
+    References
+    ----------
+    W. Huang, P.-A. Absil and K. A. Gallivan, "A Riemannian BFGS method without
+    differentiated retraction for nonconvex optimization problems", SIAM J. Optim. 28(1)
+    (2018). W. Huang, K. A. Gallivan and P.-A. Absil, "A Broyden class of quasi-Newton
+    methods for Riemannian optimization", SIAM J. Optim. 25(3) (2015). D.-H. Li and
+    M. Fukushima, "On the global convergence of the BFGS method for nonconvex
+    unconstrained optimization problems", SIAM J. Optim. 11(4) (2001).
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> problem = jitopt.problems.pca(np.diag([5.0, 4.0, 1.0, 0.5]), p=2)
+    >>> res = jitopt.solvers.rlbfgs(problem, rng=0)
+    >>> bool(res.success), round(res.fun, 8)
+    (True, -9.0)
+    """
+    memory = check_int("memory", memory, low=1)
+    cautious = check_real("cautious", cautious, low=0.0)
+    c1 = check_real("c1", c1, 0.0, 1.0, True, True)
+    c2 = check_real("c2", c2, c1, 1.0, True, True)
+    gtol = check_real("gtol", gtol, low=0.0)
+    if f_target is not None:
+        f_target = check_real("f_target", f_target)
+    maxiter = check_int("maxiter", maxiter, low=0)
+    max_time = check_real("max_time", max_time, low=0.0)
+    M = problem.manifold
+    reach = 10 * typical_dist(M)  # the longest step tried
+    x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
+
+    monitor = Monitor(problem, callback, history, disp, extra=("step", "pairs", "min_curvature"),
+                      gtol=gtol, f_target=f_target, maxiter=maxiter, max_time=max_time,
+                      min_step=0.0)
+    f, eg = problem.cost_and_egrad(x)
+    g = M.euclidean_to_riemannian_gradient(x, eg)
+    gnorm = M.norm(x, g)
+    nit = n_skipped = n_resets = 0
+    pairs = []  # (s, y, 1/<s, y>) at x, oldest first
+    gamma = 1.0 / gnorm if gnorm > 0 else 1.0
+    failed = False  # the last line search found no decrease
+
+    def stop(status):
+        return monitor.result(x, f, gnorm, nit, status, n_skipped=n_skipped,
+                              n_resets=n_resets)
+
+    if monitor.iteration(0, x, f, gnorm, pairs=0):
+        return stop(Status.CALLBACK)
+    while True:
+        if gnorm <= gtol:
+            return stop(Status.CONVERGED)
+        if f_target is not None and f <= f_target:
+            return stop(Status.TARGET)
+        if nit >= maxiter:
+            return stop(Status.MAXITER)
+        if monitor.elapsed() >= max_time:
+            return stop(Status.MAXTIME)
+
+        d = two_loop(M, x, g, pairs, gamma) if pairs else -gamma * g
+        slope = M.inner_product(x, g, d)
+        if not (slope < -1e-12 * M.norm(x, d) * gnorm):  # not a descent direction
+            pairs, gamma, n_resets = [], 1.0 / gnorm, n_resets + 1
+            d, slope = -gamma * g, -gamma * gnorm * gnorm
+        t, out, _ = wolfe(manifold_line(problem, x, d), f, slope, 1.0, c1=c1, c2=c2,
+                          approximate=approximate, max_step=reach / M.norm(x, d))
+        if out is None:
+            if failed or not pairs:
+                return stop(Status.SMALL_STEP)
+            failed = True
+            pairs, gamma, n_resets = [], 1.0 / gnorm, n_resets + 1
+            continue
+        failed = False
+        f_new, _, x_new, eg, g_new = out
+        s = M.transport(x, x_new, t * d)
+        y = g_new - M.transport(x, x_new, g)
+        kept, least = [], np.inf
+        for si, yi, _ in pairs:
+            si, yi = M.transport(x, x_new, si), M.transport(x, x_new, yi)
+            sy = M.inner_product(x_new, si, yi)
+            cos = sy / (M.norm(x_new, si) * M.norm(x_new, yi))
+            if cos > 1e-12:
+                kept.append((si, yi, 1.0 / sy))
+                least = min(least, cos)
+        pairs = kept
+        sy, ss = M.inner_product(x_new, s, y), M.inner_product(x_new, s, s)
+        if ss > 0 and sy / ss >= cautious * gnorm and sy > 0:
+            pairs.append((s, y, 1.0 / sy))
+            least = min(least, sy / np.sqrt(ss * M.inner_product(x_new, y, y)))
+            gamma = sy / M.inner_product(x_new, y, y)
+            if len(pairs) > memory:
+                pairs.pop(0)
+        else:
+            n_skipped += 1
+        x, f, g = x_new, f_new, g_new
+        gnorm = M.norm(x, g)
+        nit += 1
+        if monitor.iteration(nit, x, f, gnorm, step=t, pairs=len(pairs),
+                             min_curvature=least if pairs else np.nan):
+            return stop(Status.CALLBACK)

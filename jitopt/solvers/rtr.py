@@ -1,0 +1,247 @@
+"""Riemannian trust regions with a truncated conjugate-gradient inner solver."""
+
+import math
+
+import numpy as np
+
+from .._core.registry import register_method
+from .._core.result import Monitor, Status
+from ..validation import check_choice, check_int, check_real, check_rng
+from ._line_search import typical_dist
+
+__all__ = ["rtr", "TCG_STOPS"]
+
+#: why the truncated CG stopped, the keys of ``result.tcg_stops``
+TCG_STOPS = ("negative_curvature", "boundary", "model_increased", "linear", "superlinear",
+             "maxinner")
+
+_EPS = np.finfo(float).eps
+
+
+def _tcg(M, x, g, gnorm, hess, delta, kappa, theta, mininner, maxinner):
+    """Steihaug-Toint truncated CG on the model ``<g, e> + <e, H e>/2`` in the ball of
+    radius ``delta``: ``(eta, H eta, stop reason, inner iterations)``."""
+    eta = M.zero_vector(x)
+    h_eta = M.zero_vector(x)
+    r = g
+    rr = gnorm * gnorm
+    delta_dir = -g
+    ee, ed, dd, model = 0.0, 0.0, rr, 0.0
+    for j in range(1, maxinner + 1):
+        h_dir = hess(delta_dir)
+        kap = M.inner_product(x, delta_dir, h_dir)
+        alpha = rr / kap if kap != 0 else math.inf
+        ee_new = ee + 2.0 * alpha * ed + alpha * alpha * dd
+        if kap <= 0.0 or ee_new >= delta * delta:
+            tau = (-ed + math.sqrt(max(ed * ed + dd * (delta * delta - ee), 0.0))) / dd
+            return (eta + tau * delta_dir, h_eta + tau * h_dir,
+                    "negative_curvature" if kap <= 0.0 else "boundary", j)
+        eta_new = eta + alpha * delta_dir
+        h_new = h_eta + alpha * h_dir
+        model_new = M.inner_product(x, eta_new, g) + 0.5 * M.inner_product(x, eta_new, h_new)
+        if model_new >= model:
+            return eta, h_eta, "model_increased", j
+        eta, h_eta, model, ee = eta_new, h_new, model_new, ee_new
+        r = r + alpha * h_dir
+        rr_new = M.inner_product(x, r, r)
+        if j >= mininner and math.sqrt(rr_new) <= gnorm * min(gnorm ** theta, kappa):
+            return eta, h_eta, ("linear" if kappa < gnorm ** theta else "superlinear"), j
+        beta = rr_new / rr
+        delta_dir = M.projection(x, -r + beta * delta_dir)
+        ed = beta * (ed + alpha * dd)
+        dd = rr_new + beta * beta * dd
+        rr = rr_new
+    return eta, h_eta, "maxinner", maxinner
+
+
+@register_method("rtr", tol_option="gtol")
+def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0.1,
+        rho_regularization=1e3, kappa=0.1, theta=1.0, mininner=1, maxinner=None,
+        fd_step=2.0 ** -14, gtol=1e-6, f_target=None, maxiter=1000, max_time=np.inf,
+        callback=None, history=False, disp=False, rng=None):
+    r"""Riemannian trust regions with truncated conjugate gradients (RTR-tCG).
+
+    At :math:`x_k` the model :math:`m(\eta) = f(x_k) + \langle g, \eta\rangle +
+    \tfrac12\langle \eta, \mathcal H[\eta]\rangle` on the tangent space, with
+    :math:`g = \operatorname{grad} f(x_k)` and :math:`\mathcal H` the Riemannian Hessian,
+    is minimised approximately in the ball :math:`\|\eta\| \le \Delta_k` by
+    Steihaug–Toint truncated CG, stopped at negative curvature, at the boundary, or once
+    the residual is below :math:`\|g\|\min(\|g\|^\theta, \kappa)` (a local rate of order
+    :math:`\min(1 + \theta, 2)`). The step :math:`x^+ = R_{x_k}(\eta)` is accepted when
+
+    .. math::
+
+        \rho = \frac{f(x_k) - f(x^+) + r}{-\langle g, \eta\rangle
+        - \tfrac12 \langle\eta, \mathcal H[\eta]\rangle + r} > \rho', \qquad
+        r = \max(1, |f(x_k)|)\,\epsilon\,\rho_{\text{reg}}
+
+    (the regularisation of Conn, Gould and Toint keeps :math:`\rho` meaningful once both
+    decreases are at rounding level); :math:`\Delta` is divided by 4 when the step is
+    rejected or :math:`\rho < 1/4`, and doubled (at most :math:`\bar\Delta`) when
+    :math:`\rho > 3/4` and tCG stopped at the boundary or at negative curvature.
+
+    The Hessian-vector products: ``hess="exact"`` (default when the problem has an
+    ``ehess`` oracle) uses ``manifold.euclidean_to_riemannian_hessian(x, egrad,
+    ehess(x, u), u)``, one ``nhev`` each; ``hess="fd"`` (default otherwise) the finite
+    difference of gradients along the retraction,
+    :math:`(T_{y\to x}\operatorname{grad} f(y) - g)/c` with :math:`y = R_x(cu)`,
+    :math:`c = h/\|u\|` (``fd_step`` :math:`h`), one gradient each, counted in ``njev``
+    and in ``nhev``.
+
+    Parameters
+    ----------
+    problem : jitopt.Problem
+        Manifold and oracles (``ehess`` optional).
+    x0 : array_like, optional
+        Starting point (a random point drawn with ``rng`` if omitted).
+    hess : {"exact", "fd"}, optional
+        The Hessian-vector product, see above.
+    delta_bar : float, optional
+        Largest trust radius :math:`\bar\Delta`; default the manifold's typical distance
+        (:math:`\pi` on the sphere, :math:`\sqrt p` on Stiefel and Grassmann,
+        :math:`\pi\sqrt n` on O(n), :math:`\sqrt{\dim}` otherwise).
+    delta0 : float, optional
+        First radius, default :math:`\bar\Delta/8`.
+    rho_prime : float
+        Acceptance threshold :math:`\rho' \in [0, 1/4)`.
+    rho_regularization : float
+        :math:`\rho_{\text{reg}} \ge 0`.
+    kappa, theta : float
+        The tCG residual test.
+    mininner, maxinner : int, optional
+        Inner iterations at least and at most (default the manifold's dimension).
+    fd_step : float
+        :math:`h` of ``hess="fd"``.
+    gtol : float
+        Stop when the Riemannian gradient norm is at most ``gtol``.
+    f_target : float, optional
+        Also stop (successfully, ``Status.TARGET``) when the cost is at most this.
+    maxiter : int
+        Maximum number of outer iterations (accepted and rejected steps).
+    max_time : float
+        Maximum wall-clock seconds.
+    callback : callable, optional
+        ``callback(intermediate_result)`` or ``callback(xk)`` after each outer iteration;
+        raise :class:`StopIteration` to stop.
+    history : bool
+        Record per-iteration arrays in ``result.history``, with the extra columns
+        ``delta`` (the radius used), ``rho``, ``inner`` (tCG iterations) and ``accepted``.
+    disp : bool
+        Print progress.
+    rng : int or numpy.random.Generator, optional
+        Seed of the random starting point (used only when ``x0`` is omitted).
+
+    Returns
+    -------
+    OptimizeResult
+        ``x, fun, success, status, message, nit, nfev, njev, nifo, nhev, time``,
+        ``stationarity`` (the Riemannian gradient norm at ``x``), ``ninner`` (tCG
+        iterations in all), ``n_rejected``, ``tcg_stops`` (a dict: stop reason -> count)
+        and ``history`` if asked for. ``Status.SMALL_STEP`` when the radius falls below
+        :math:`\epsilon\bar\Delta`.
+
+    References
+    ----------
+    P.-A. Absil, C. G. Baker and K. A. Gallivan, "Trust-region methods on Riemannian
+    manifolds", Found. Comput. Math. 7(3) (2007). N. Boumal, "Riemannian trust regions
+    with finite-difference Hessian approximations are globally convergent", GSI (2015).
+    A. R. Conn, N. I. M. Gould and Ph. L. Toint, *Trust-Region Methods*, SIAM (2000).
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> A = np.diag([5.0, 4.0, 1.0, 0.5])
+    >>> problem = jitopt.Problem(jitopt.manifolds.Sphere(4), lambda x: -x @ A @ x,
+    ...                          lambda x: -2 * A @ x, ehess=lambda x, u: -2 * A @ u)
+    >>> res = jitopt.solvers.rtr(problem, rng=0)
+    >>> bool(res.success), round(res.fun, 8)
+    (True, -5.0)
+    """
+    if hess is None:
+        hess = "exact" if problem.has_ehess else "fd"
+    check_choice("hess", hess, ("exact", "fd"))
+    if hess == "exact" and not problem.has_ehess:
+        raise ValueError("hess='exact' needs a problem with an ehess oracle; use hess='fd'")
+    M = problem.manifold
+    delta_bar = typical_dist(M) if delta_bar is None else check_real(
+        "delta_bar", delta_bar, low=0.0, low_open=True)
+    delta = delta_bar / 8 if delta0 is None else check_real(
+        "delta0", delta0, low=0.0, high=delta_bar, low_open=True)
+    rho_prime = check_real("rho_prime", rho_prime, 0.0, 0.25, high_open=True)
+    rho_regularization = check_real("rho_regularization", rho_regularization, low=0.0)
+    kappa = check_real("kappa", kappa, 0.0, 1.0, True, True)
+    theta = check_real("theta", theta, low=0.0)
+    mininner = check_int("mininner", mininner, low=0)
+    maxinner = max(M.dim, 1) if maxinner is None else check_int("maxinner", maxinner, low=1)
+    fd_step = check_real("fd_step", fd_step, low=0.0, low_open=True)
+    gtol = check_real("gtol", gtol, low=0.0)
+    if f_target is not None:
+        f_target = check_real("f_target", f_target)
+    maxiter = check_int("maxiter", maxiter, low=0)
+    max_time = check_real("max_time", max_time, low=0.0)
+    x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
+
+    monitor = Monitor(problem, callback, history, disp,
+                      extra=("delta", "rho", "inner", "accepted"), gtol=gtol,
+                      f_target=f_target, maxiter=maxiter, max_time=max_time, min_step=0.0)
+    f, eg = problem.cost_and_egrad(x)
+    g = M.euclidean_to_riemannian_gradient(x, eg)
+    gnorm = M.norm(x, g)
+    nit = ninner = n_rejected = 0
+    stops = dict.fromkeys(TCG_STOPS, 0)
+
+    def stop(status):
+        return monitor.result(x, f, gnorm, nit, status, ninner=ninner,
+                              n_rejected=n_rejected, tcg_stops=dict(stops))
+
+    def hessian(u):
+        if hess == "exact":
+            return M.euclidean_to_riemannian_hessian(x, eg, problem.ehess(x, u), u)
+        un = M.norm(x, u)
+        if un < _EPS:
+            return M.zero_vector(x)
+        c = fd_step / un
+        y = M.retraction(x, c * u)
+        problem.counts.nhev += 1
+        return (M.transport(y, x, problem.rgrad(y)) - g) / c
+
+    if monitor.iteration(0, x, f, gnorm):
+        return stop(Status.CALLBACK)
+    while True:
+        if gnorm <= gtol:
+            return stop(Status.CONVERGED)
+        if f_target is not None and f <= f_target:
+            return stop(Status.TARGET)
+        if nit >= maxiter:
+            return stop(Status.MAXITER)
+        if monitor.elapsed() >= max_time:
+            return stop(Status.MAXTIME)
+        if delta < _EPS * delta_bar:
+            return stop(Status.SMALL_STEP)
+
+        eta, h_eta, why, inner = _tcg(M, x, g, gnorm, hessian, delta, kappa, theta,
+                                      mininner, maxinner)
+        ninner += inner
+        stops[why] += 1
+        x_new = M.retraction(x, eta)
+        f_new = problem.cost(x_new)
+        reg = max(1.0, abs(f)) * _EPS * rho_regularization
+        den = -M.inner_product(x, g, eta) - 0.5 * M.inner_product(x, eta, h_eta) + reg
+        rho = (f - f_new + reg) / den if den != 0 else math.nan
+        accepted = den >= 0 and rho > rho_prime
+        used = delta
+        if not accepted or not rho >= 0.25:
+            delta /= 4
+        elif rho > 0.75 and why in ("negative_curvature", "boundary"):
+            delta = min(2 * delta, delta_bar)
+        if accepted:
+            x, f = x_new, f_new
+            eg = problem.egrad(x)
+            g = M.euclidean_to_riemannian_gradient(x, eg)
+            gnorm = M.norm(x, g)
+        else:
+            n_rejected += 1
+        nit += 1
+        if monitor.iteration(nit, x, f, gnorm, delta=used, rho=rho, inner=inner,
+                             accepted=int(accepted)):
+            return stop(Status.CALLBACK)

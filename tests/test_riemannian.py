@@ -1,0 +1,284 @@
+"""rcg, rlbfgs and rtr against known optima; the Riemannian Hessians of the manifolds; the
+default method of minimize."""
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import jitopt
+from jitopt import Status
+from jitopt.manifolds import SPD, Euclidean, Grassmann, Orthogonal, Sphere, Stiefel
+from jitopt.solvers import rcg, rgd, rlbfgs, rtr
+from jitopt.testing import check_hessian
+
+SOLVERS = {"rcg": rcg, "rlbfgs": rlbfgs, "rtr": rtr}
+
+
+def gap(f, fopt):
+    return abs(f - fopt) / max(1.0, abs(fopt))
+
+
+def sym_matrix(n, low, high, seed):
+    q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((n, n)))
+    lam = np.linspace(low, high, n)
+    return 0.5 * ((q * lam) @ q.T + ((q * lam) @ q.T).T), lam
+
+
+# -- test problems with known optima ------------------------------------------------------
+
+def rayleigh(n=30):
+    A, lam = sym_matrix(n, 1.0, 100.0, 0)
+    return jitopt.Problem(Sphere(n), lambda x: x @ A @ x, lambda x: 2 * A @ x,
+                          ehess=lambda x, u: 2 * A @ u, fopt=lam[0])
+
+
+def pca(manifold):
+    n, p = manifold.shape
+    A, lam = sym_matrix(n, 1.0, 50.0, 1)
+    return jitopt.Problem(manifold, None, None,
+                          cost_and_egrad=lambda x: (-np.sum(x * (A @ x)), -2 * A @ x),
+                          ehess=lambda x, u: -2 * A @ u, fopt=-lam[-p:].sum())
+
+
+def procrustes(n=6, flip=True):
+    """||AX - B||² on SO(n) with B = A R0, det R0 = -1: the optimum needs the det fix."""
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((2 * n, n))
+    r0, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    if np.linalg.det(r0) > 0 and flip:
+        r0[:, 0] *= -1
+    B = A @ r0 + 0.1 * rng.standard_normal((2 * n, n))
+    u, s, vt = np.linalg.svd(A.T @ B)
+    dfix = np.ones(n)
+    dfix[-1] = np.sign(np.linalg.det(u @ vt))
+    fopt = np.sum(A * A) + np.sum(B * B) - 2 * np.sum(s * dfix)
+    AtA, AtB = A.T @ A, A.T @ B
+    return jitopt.Problem(Orthogonal(n, special=True), None, None,
+                          cost_and_egrad=lambda x: (np.sum((A @ x - B) ** 2),
+                                                    2 * (AtA @ x - AtB)),
+                          ehess=lambda x, u: 2 * AtA @ u, fopt=fopt)
+
+
+def karcher(n=4, k=5):
+    rng = np.random.default_rng(3)
+    q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    logs = 0.7 * rng.standard_normal((k, n))
+    mats = [(q * np.exp(a)) @ q.T for a in logs]
+    fopt = 0.5 * np.mean(np.sum((logs - logs.mean(0)) ** 2, axis=1))
+
+    def cost_and_egrad(x):
+        w, v = np.linalg.eigh(x)
+        xs = (v / np.sqrt(w)) @ v.T  # X^{-1/2}
+        f, g = 0.0, np.zeros_like(x)
+        for a in mats:
+            lw, lv = np.linalg.eigh(xs @ a @ xs)
+            with np.errstate(invalid="ignore"):  # far trial points: NaN, a step too long
+                log = (lv * np.log(lw)) @ lv.T
+            f += 0.5 * np.sum(log * log) / k
+            g -= xs @ log @ xs / k
+        return f, 0.5 * (g + g.T)
+    return jitopt.Problem(SPD(n), None, None, cost_and_egrad=cost_and_egrad, fopt=fopt)
+
+
+def rosenbrock():
+    def cost_and_egrad(x):
+        f = 100 * (x[1] - x[0] ** 2) ** 2 + (1 - x[0]) ** 2
+        g = np.array([-400 * x[0] * (x[1] - x[0] ** 2) - 2 * (1 - x[0]),
+                      200 * (x[1] - x[0] ** 2)])
+        return f, g
+
+    def ehess(x, u):
+        h = np.array([[1200 * x[0] ** 2 - 400 * x[1] + 2, -400 * x[0]],
+                      [-400 * x[0], 200.0]])
+        return h @ u
+    return jitopt.Problem(Euclidean(2), None, None, cost_and_egrad=cost_and_egrad,
+                          ehess=ehess, fopt=0.0)
+
+
+CASES = {
+    "sphere": rayleigh,
+    "stiefel": lambda: pca(Stiefel(20, 3)),
+    "grassmann": lambda: pca(Grassmann(20, 3)),
+    "so(n)": procrustes,
+    "spd": karcher,
+}
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+@pytest.mark.parametrize("case", CASES)
+def test_known_optimum_to_relative_gap_1e10(name, case):
+    problem = CASES[case]()
+    x0 = problem.manifold.random_point(5)
+    g0 = problem.manifold.norm(x0, problem.rgrad(x0))
+    res = SOLVERS[name](problem, x0, gtol=1e-9 * g0, maxiter=5000)
+    assert res.status == Status.CONVERGED, res.message
+    assert gap(res.fun, problem.fopt) <= 1e-10, (res.fun, problem.fopt)
+    problem.manifold.check_point(res.x, atol=1e-10)
+
+
+def test_procrustes_minimizer_is_the_corrected_polar_factor():
+    problem = procrustes()
+    res = rlbfgs(problem, problem.manifold.random_point(0), gtol=1e-10)
+    assert np.linalg.det(res.x) > 0 and gap(res.fun, problem.fopt) <= 1e-12
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_rosenbrock(name):
+    problem = rosenbrock()
+    res = SOLVERS[name](problem, np.array([-1.2, 1.0]), gtol=1e-10, maxiter=5000)
+    assert res.success, res.message
+    assert np.max(np.abs(res.x - 1.0)) <= 1e-6 and res.fun <= 1e-12
+
+
+def test_rtr_finite_difference_hessian_on_karcher_counts_gradients():
+    problem = karcher()
+    res = rtr(problem, problem.manifold.random_point(1), gtol=1e-10)
+    assert res.success and gap(res.fun, problem.fopt) <= 1e-10
+    assert res.nhev > 0 and res.njev >= res.nhev  # each product is a gradient
+
+
+def test_rtr_converges_superlinearly_on_a_rayleigh_quotient():
+    problem = rayleigh(60)
+    x0 = problem.manifold.random_point(7)
+    res = rtr(problem, x0, gtol=1e-12, history=True)
+    assert res.success
+    h = res.history
+    g = h["stationarity"][h["accepted"] == 1]
+    g = np.concatenate(([h["stationarity"][0]], g))
+    window = g[(g <= 1e-2 * g[0]) & (g >= 1e4 * 2.2e-16 * g[0])]
+    ratios = window[1:] / window[:-1]
+    assert ratios.size >= 2 and ratios.min() <= 1e-3, ratios
+    # the exact Hessian and the finite difference of gradients agree to the end
+    fd = rtr(problem, x0, gtol=1e-12, hess="fd")
+    assert fd.success and gap(fd.fun, problem.fopt) <= 1e-12 and fd.nhev <= fd.njev
+
+
+def test_rgd_ratios_are_not_superlinear_by_contrast():
+    problem = rayleigh(60)
+    res = rgd(problem, problem.manifold.random_point(7), gtol=1e-10, history=True)
+    g = res.history["stationarity"]
+    ratios = g[1:] / g[:-1]
+    assert np.median(ratios[-10:]) > 1e-2
+
+
+def test_rlbfgs_pairs_keep_positive_curvature():
+    problem = pca(Stiefel(20, 3))
+    res = rlbfgs(problem, problem.manifold.random_point(2), memory=5, history=True,
+                 gtol=1e-10)
+    curv = res.history["min_curvature"]
+    assert res.success and np.all(curv[np.isfinite(curv)] > 0)
+    assert res.history["pairs"].max() == 5
+
+
+def test_rlbfgs_cautious_update_skips_a_pair_on_a_nonconvex_problem():
+    # PCA on Stiefel is nonconvex; the first pair, from the saddle-rich start, has too
+    # little curvature for the cautious test
+    problem = jitopt.problems.pca(np.diag([5.0, 4.0, 1.0, 0.5]), p=2)
+    res = rlbfgs(problem, rng=0, history=True, gtol=1e-10)
+    assert res.success and res.n_skipped >= 1 and gap(res.fun, -9.0) <= 1e-12
+    curv = res.history["min_curvature"]
+    assert np.all(curv[np.isfinite(curv)] > 0)
+    # with a large threshold the test refuses more pairs and the run still converges
+    problem = rosenbrock()
+    res = rlbfgs(problem, np.array([-1.2, 1.0]), cautious=10.0, gtol=1e-10, maxiter=5000)
+    assert res.success and res.n_skipped >= 1 and res.fun <= 1e-12
+
+
+def test_rcg_beta_rules_all_converge():
+    problem = rayleigh()
+    x0 = problem.manifold.random_point(3)
+    for beta in ("HS+", "PR+", "FR", "HZ"):
+        res = rcg(problem, x0, beta=beta, gtol=1e-9, maxiter=5000)
+        assert res.success and gap(res.fun, problem.fopt) <= 1e-10, beta
+    res = rcg(problem, x0, beta="FR", restart_threshold=0.1, gtol=1e-9, maxiter=5000)
+    assert res.success
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_bad_arguments_name_themselves(name):
+    problem = rayleigh(5)
+    bad = {"rcg": {"beta": "XX"}, "rlbfgs": {"memory": 0}, "rtr": {"rho_prime": 0.5}}[name]
+    with pytest.raises(ValueError, match=list(bad)[0]):
+        SOLVERS[name](problem, **bad)
+
+
+def test_rtr_exact_hessian_needs_ehess():
+    problem = jitopt.Problem(Sphere(3), lambda x: x[0], lambda x: np.eye(3)[0])
+    with pytest.raises(ValueError, match="ehess"):
+        rtr(problem, hess="exact")
+
+
+# -- the Riemannian Hessian of every manifold ---------------------------------------------
+
+def quartic(x):
+    return 0.25 * np.sum(x ** 4), x ** 3, lambda u: 3 * x ** 2 * u
+
+
+def hessian_problem(manifold):
+    """A non-quadratic cost, so that the Weingarten term matters."""
+    shape = manifold.shape
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((shape[0], shape[0]))
+    A = A + A.T
+    if isinstance(manifold, SPD):
+        C = A @ A.T + np.eye(shape[0])
+
+        def cost_and_egrad(x):
+            xi = np.linalg.inv(x)
+            return (np.sum(C * x) - np.linalg.slogdet(x)[1] + 0.25 * np.sum(x * x) ** 2,
+                    C - xi + np.sum(x * x) * x)
+
+        def ehess(x, u):
+            xi = np.linalg.inv(x)
+            return xi @ u @ xi + np.sum(x * x) * u + 2 * np.sum(x * u) * x
+    else:
+        def cost_and_egrad(x):
+            q, dq, _ = quartic(x)
+            return float(np.sum(x * (A @ x))) + q, 2 * A @ x + dq
+
+        def ehess(x, u):
+            return 2 * A @ u + quartic(x)[2](u)
+    if isinstance(manifold, Grassmann):  # an invariant cost: -tr(XᵀAX) + ¼ Σ (XXᵀ)_ij²
+        def cost_and_egrad(x):
+            pm = x @ x.T
+            return -np.sum(x * (A @ x)) + 0.25 * np.sum(pm ** 2), -2 * A @ x + 2 * pm @ x
+
+        def ehess(x, u):
+            pm, dp = x @ x.T, u @ x.T + x @ u.T
+            return -2 * A @ u + 2 * dp @ x + 2 * pm @ u
+    return jitopt.Problem(manifold, None, None, cost_and_egrad=cost_and_egrad, ehess=ehess)
+
+
+@pytest.mark.parametrize("manifold", [Euclidean(4, 2), Sphere(6), Sphere(3, 2), Stiefel(6, 3),
+                                      Stiefel(5, 5), Grassmann(6, 2), Orthogonal(5),
+                                      Orthogonal(4, special=True), SPD(4)], ids=repr)
+def test_riemannian_hessian_passes_the_finite_difference_check(manifold):
+    problem = hessian_problem(manifold)
+    for seed in range(3):
+        chk = check_hessian(problem, rng=seed)
+        assert chk.error <= 1e-6 and chk.symmetry <= 1e-10 and chk.tangency <= 1e-10, chk
+
+
+def test_check_hessian_catches_a_missing_weingarten_term():
+    A = np.diag([1.0, 2.0, 3.0, 4.0])
+
+    class NoCurvature(Sphere):
+        def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
+            return self.projection(x, ehess)
+
+    problem = jitopt.Problem(NoCurvature(4), lambda x: x @ A @ x, lambda x: 2 * A @ x,
+                             ehess=lambda x, u: 2 * A @ u)
+    assert check_hessian(problem, rng=0).error > 1e-2
+
+
+# -- the default method -------------------------------------------------------------------
+
+def test_minimize_default_is_rlbfgs_for_a_plain_problem():
+    problem = rayleigh(10)
+    res = jitopt.minimize(problem, problem.manifold.random_point(0), tol=1e-10)
+    ref = rlbfgs(problem, problem.manifold.random_point(0), gtol=1e-10)
+    assert res.nit == ref.nit and res.fun == ref.fun
+    A = np.diag([3.0, 2.0, 1.0])
+    res = jitopt.minimize(lambda x: -x @ A @ x, np.ones(3) / np.sqrt(3),
+                          jac=lambda x: -2 * A @ x, manifold=Sphere(3), tol=1e-10)
+    assert "n_skipped" in res and abs(res.fun + 3.0) <= 1e-12
