@@ -54,17 +54,23 @@ class Oracles:
 def pca_case(n, p, high, seed):
     A = spectrum_matrix(n, 1.0, high, rng=seed)
     lam = np.geomspace(1.0, high, n)
-    return (f"PCA St({n},{p}) 1e{int(np.log10(high))}", Stiefel(n, p),
-            lambda x: (-np.sum(x * (A @ x)), -2.0 * (A @ x)), lambda x, u: -2.0 * (A @ u),
-            -lam[-p:].sum())
+
+    def cost_and_egrad(x):
+        ax = A @ x
+        return -np.sum(x * ax), -2.0 * ax
+    return (f"PCA St({n},{p}) 1e{int(np.log10(high))}", Stiefel(n, p), cost_and_egrad,
+            lambda x, u: -2.0 * (A @ u), -lam[-p:].sum())
 
 
 def brockett_case(n, p, seed):
     A = spectrum_matrix(n, 1.0, 100.0, rng=seed)
     lam = np.geomspace(1.0, 100.0, n)
     mu = np.arange(p, 0, -1, dtype=float)
-    return (f"Brockett St({n},{p})", Stiefel(n, p),
-            lambda x: (np.sum(x * (A @ x) * mu), 2.0 * (A @ x) * mu),
+
+    def cost_and_egrad(x):
+        ax = A @ x
+        return np.sum(x * ax * mu), 2.0 * ax * mu
+    return (f"Brockett St({n},{p})", Stiefel(n, p), cost_and_egrad,
             lambda x, u: 2.0 * (A @ u) * mu, float(np.sum(mu * lam[:p])))
 
 
@@ -164,13 +170,17 @@ def main(argv=None):
     parser.add_argument("--large", action="store_true",
                         help="add PCA on Stiefel(4000, 20) (a 4000 x 4000 matrix)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cases", default="pca,pca1e4,procrustes,karcher,brockett",
+                        help="comma-separated subset of pca,pca1e4,procrustes,karcher,"
+                             "brockett")
     args = parser.parse_args(argv)
 
-    builders = [lambda: pca_case(1000, 10, 1e2, args.seed),
-                lambda: pca_case(1000, 10, 1e4, args.seed),
-                lambda: procrustes_case(200, args.seed),
-                lambda: karcher_case(20, 10, args.seed),
-                lambda: brockett_case(500, 5, args.seed)]
+    cases = {"pca": lambda: pca_case(1000, 10, 1e2, args.seed),
+             "pca1e4": lambda: pca_case(1000, 10, 1e4, args.seed),
+             "procrustes": lambda: procrustes_case(200, args.seed),
+             "karcher": lambda: karcher_case(20, 10, args.seed),
+             "brockett": lambda: brockett_case(500, 5, args.seed)}
+    builders = [cases[c] for c in args.cases.split(",")]
     if args.large:
         builders.insert(2, lambda: pca_case(4000, 20, 1e2, args.seed))
     summary = []

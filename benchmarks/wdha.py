@@ -1,4 +1,5 @@
-"""WDHA exact barycenter vs POT convolutional (entropic) barycenters on 2-D grids."""
+"""WDHA exact barycenter (the default variant and the paper's) vs POT's convolutional and
+debiased (entropic) barycenters on 2-D grids."""
 
 import argparse
 import os
@@ -12,8 +13,6 @@ from jitopt.transport import grid_coordinates, wasserstein2_grid, wdha
 from ._common import print_table, warm_up
 
 DISKS = [(0.3, 0.3), (0.7, 0.35), (0.35, 0.7), (0.7, 0.7)]
-GAUSSIANS = [((0.3, 0.35), (0.05, 0.09)), ((0.65, 0.4), (0.10, 0.04)),
-             ((0.4, 0.7), (0.07, 0.07)), ((0.7, 0.65), (0.04, 0.06))]
 
 
 def disks(n):
@@ -24,18 +23,6 @@ def disks(n):
         return ((y - c[0]) ** 2 + (x - c[1]) ** 2 <= 0.01).astype(float)
 
     return np.array([disk(c) for c in DISKS]), disk(np.mean(DISKS, axis=0))
-
-
-def gaussians(n):
-    """Four axis-aligned Gaussians; the barycenter has the mean means and the mean stds."""
-    y, x = grid_coordinates((n, n))
-
-    def gauss(m, s):
-        return np.exp(-0.5 * ((y - m[0]) / s[0]) ** 2 - 0.5 * ((x - m[1]) / s[1]) ** 2)
-
-    means = np.mean([g[0] for g in GAUSSIANS], axis=0)
-    stds = np.mean([g[1] for g in GAUSSIANS], axis=0)
-    return np.array([gauss(*g) for g in GAUSSIANS]), gauss(means, stds)
 
 
 def shapes(n):
@@ -51,56 +38,120 @@ def shapes(n):
     return np.array([disk, cross, heart, square], dtype=float)
 
 
+G3 = [((0.38, 0.36), (0.06, 0.035), 0.0), ((0.62, 0.40), (0.07, 0.04), np.pi / 4),
+      ((0.50, 0.64), (0.05, 0.045), -np.pi / 3)]
+
+
+def _sqrtm(s):
+    w, v = np.linalg.eigh(s)
+    return (v * np.sqrt(w)) @ v.T
+
+
+def rotated_gaussians(n):
+    """Three rotated Gaussians and their exact barycenter: the Gaussian with the mean mean
+    and the Bures fixed-point covariance (Alvarez-Esteban et al. 2016)."""
+    y, x = grid_coordinates((n, n))
+
+    def gauss(m, c):
+        d = np.stack([y - m[0], x - m[1]], axis=-1)
+        return np.exp(-0.5 * np.einsum("...i,ij,...j->...", d, np.linalg.inv(c), d))
+
+    covs = []
+    for _, s, th in G3:
+        r = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+        covs.append(r @ np.diag(np.square(s)) @ r.T)
+    bar = np.mean(covs, axis=0)
+    for _ in range(200):
+        r = _sqrtm(bar)
+        ri = np.linalg.inv(r)
+        m = np.mean([_sqrtm(r @ c @ r) for c in covs], axis=0)
+        bar = ri @ m @ m @ ri
+    mean = np.mean([g[0] for g in G3], axis=0)
+    return np.array([gauss(g[0], c) for g, c in zip(G3, covs)]), gauss(mean, bar)
+
+
 def moments(rho):
+    """Mean and covariance of the cell masses, in cells."""
     rho = rho / rho.sum()
-    y, x = grid_coordinates(rho.shape)
+    y, x = np.indices(rho.shape, dtype=float)
     m = np.array([(rho * y).sum(), (rho * x).sum()])
-    rg = np.sqrt((rho * ((y - m[0]) ** 2 + (x - m[1]) ** 2)).sum())
-    return m, rg
+    dy, dx = y - m[0], x - m[1]
+    c = np.array([[(rho * dy * dy).sum(), (rho * dy * dx).sum()],
+                  [(rho * dy * dx).sum(), (rho * dx * dx).sum()]])
+    return m, c
+
+
+def checkerboard(rho):
+    """Speckle: rms of the (-1)^(i+j) component of 2 x 2 blocks inside the support (where
+    the density, blurred by 1.5 cells, exceeds 0.3 of its maximum, eroded by 3 cells),
+    relative to the mean there; 0 for a uniform shape."""
+    from scipy.ndimage import binary_erosion, gaussian_filter
+
+    rho = rho / rho.max()
+    inner = binary_erosion(gaussian_filter(rho, 1.5) > 0.3 * rho.max(), iterations=3)
+    c = 0.25 * (rho[:-1, :-1] - rho[1:, :-1] - rho[:-1, 1:] + rho[1:, 1:])
+    if not inner.any():
+        return np.nan
+    return float(np.sqrt(np.mean(c[inner[:-1, :-1]] ** 2)) / rho[inner].mean())
+
+
+def total_variation(rho):
+    rho = rho / rho.sum()
+    return np.abs(np.diff(rho, axis=0)).sum() + np.abs(np.diff(rho, axis=1)).sum()
 
 
 def pot_runner(kind, reg, iters):
     import ot
 
-    if kind == "cwb":
+    def norm(A):
+        return A / A.sum(axis=(1, 2), keepdims=True)
+
+    method = "sinkhorn_log" if kind.endswith("-log") else "sinkhorn"
+    if kind.startswith("cwb"):
         return lambda A: ot.bregman.convolutional_barycenter2d(
-            A / A.sum(axis=(1, 2), keepdims=True), reg, numItermax=iters, stopThr=0.0,
-            warn=False)
-    if kind == "cwb-log":
-        return lambda A: ot.bregman.convolutional_barycenter2d(
-            A / A.sum(axis=(1, 2), keepdims=True), reg, method="sinkhorn_log",
-            numItermax=iters, stopThr=0.0, warn=False)
+            norm(A), reg, method=method, numItermax=iters, stopThr=1e-9, warn=False)
     return lambda A: ot.bregman.convolutional_barycenter2d_debiased(
-        A / A.sum(axis=(1, 2), keepdims=True), reg, numItermax=iters, stopThr=0.0, warn=False)
+        norm(A), reg, method=method, numItermax=iters, stopThr=1e-9, warn=False)
 
 
-def accuracy_rows(n, fixture, T, with_log_domain, n_jobs):
-    """One row per method: time, W2 to the exact barycenter, centre error, spread."""
-    A, truth = fixture(n)
-    _, rg_true = moments(truth)
-    # the barycenter's mean is exactly the weighted mean of the inputs' means
-    m_true = np.mean([moments(a)[0] for a in A], axis=0)
-    methods = [(f"WDHA (T={T})",
-                lambda A: wdha(BarycenterProblem(A), maxiter=T, n_jobs=n_jobs).x)]
-    for reg in (4e-3, 2e-3):
-        methods.append((f"POT CWB reg={reg:g}", pot_runner("cwb", reg, T)))
-    for reg in (4e-3, 2e-3):
-        methods.append((f"POT DSB reg={reg:g}", pot_runner("dsb", reg, T)))
-    if with_log_domain:
-        methods.append(("POT CWB-log reg=5e-4", pot_runner("cwb-log", 5e-4, T)))
+def methods(n, pot_iters, pot=True):
+    rows = [("jitopt sharp (default)", lambda A: wdha(BarycenterProblem(A)).x),
+            ("jitopt sharp, sharpened",
+             lambda A: wdha(BarycenterProblem(A), output="sharpened").x),
+            ("jitopt paper (T=300)", lambda A: wdha(BarycenterProblem(A), variant="paper").x)]
+    if pot:
+        # the log-domain solvers (needed below reg ~ 1e-3) take minutes already at 64 x 64
+        for kind, reg in (("cwb", 2e-3), ("dsb", 2e-3), ("dsb", 1e-3)):
+            rows.append((f"POT {kind.upper()} reg={reg:g}", pot_runner(kind, reg, pot_iters)))
+    return rows
+
+
+def accuracy_rows(n, fixture, pot_iters, pot=True, w2_iters=300):
+    """One row per method: time, W2 to the exact barycenter (px), covariance error,
+    checkerboard, TV ratio (or, without a truth, the mean W2^2 to the inputs)."""
+    data = fixture(n)
+    A, truth = data if isinstance(data, tuple) else (data, None)
     rows, base = [], None
-    for name, run in methods:
+    for name, run in methods(n, pot_iters, pot):
         t0 = time.perf_counter()
         bary = np.asarray(run(A))
         elapsed = time.perf_counter() - t0
         base = elapsed if base is None else base
         if not np.all(np.isfinite(bary)) or bary.sum() <= 0:
-            rows.append((name, elapsed, elapsed / base, "NaN", None, None, None))
+            rows.append((name, elapsed, elapsed / base) + (None,) * 5)
             continue
-        m, rg = moments(bary)
-        w2 = np.sqrt(max(wasserstein2_grid(bary, truth), 0.0)) * n
-        rows.append((name, elapsed, elapsed / base, w2, np.linalg.norm(m - m_true) * n,
-                     rg / rg_true, abs(bary.sum() - 1)))
+        bary = np.maximum(bary, 0.0)
+        speckle = checkerboard(bary)
+        if truth is None:
+            obj = np.mean([wasserstein2_grid(bary, a, numItermax=w2_iters) for a in A])
+            rows.append((name, elapsed, elapsed / base, None, None, speckle, None, obj))
+            continue
+        m, c = moments(bary)
+        mt, ct = moments(truth)
+        w2 = np.sqrt(max(wasserstein2_grid(bary, truth, numItermax=w2_iters), 0.0)) * n
+        rows.append((name, elapsed, elapsed / base, w2,
+                     100 * np.linalg.norm(c - ct) / np.linalg.norm(ct), speckle,
+                     total_variation(bary) / total_variation(truth), None))
     return rows
 
 
@@ -110,7 +161,7 @@ def per_iteration(n, iters, n_jobs_list, pot_kinds):
     out = {}
     for nj in n_jobs_list:
         t0 = time.perf_counter()
-        wdha(BarycenterProblem(A), maxiter=iters, n_jobs=nj)
+        wdha(BarycenterProblem(A), maxiter=iters, n_jobs=nj, variant="paper")
         out[f"WDHA {nj} thr"] = (time.perf_counter() - t0) / iters * 1e3
     for kind, reg in pot_kinds:
         run = pot_runner(kind, reg, iters)
@@ -131,7 +182,9 @@ def shapes_figure(n, T, path):
     A = shapes(n)
     results = []
     t0 = time.perf_counter()
-    results.append((f"WDHA (T={T})", wdha(BarycenterProblem(A), maxiter=T).x,
+    results.append(("jitopt sharp", wdha(BarycenterProblem(A)).x, time.perf_counter() - t0))
+    t0 = time.perf_counter()
+    results.append(("jitopt paper", wdha(BarycenterProblem(A), variant="paper").x,
                     time.perf_counter() - t0))
     for name, kind, reg in (("POT CWB reg=4e-3", "cwb", 4e-3),
                             ("POT DSB reg=4e-3", "dsb", 4e-3)):
@@ -160,43 +213,55 @@ def shapes_figure(n, T, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks wdha", description=__doc__)
     parser.add_argument("--quick", action="store_true",
-                        help="small grids only (accuracy at 64 and 96, timing at 128 and 256)")
+                        help="small grids only (accuracy at 64, no timing table)")
     parser.add_argument("--grids", default="128,256",
-                        help="grids of the accuracy runs (default 128,256)")
-    parser.add_argument("--log-grid", type=int, default=64,
-                        help="grid of the extra accuracy run with POT's log-domain solver at "
-                             "a smaller reg (0 to skip; default 64)")
-    parser.add_argument("--timing-grids", default="256,512,1024",
-                        help="grids of the per-iteration timings (default 256,512,1024)")
-    parser.add_argument("--iters", type=int, default=300,
-                        help="iterations T of every accuracy run (default 300)")
+                        help="grids of the accuracy runs against POT (default 128,256)")
+    parser.add_argument("--fixtures", default="disks,gaussians,shapes",
+                        help="fixtures of the accuracy runs (default disks,gaussians,shapes)")
+    parser.add_argument("--jitopt-grids", default="",
+                        help="grids of extra runs of jitopt alone on the paper's shapes "
+                             "(e.g. 512,1024)")
+    parser.add_argument("--pot-iters", type=int, default=300,
+                        help="numItermax of POT's barycenters (stopThr 1e-9; default 300)")
+    parser.add_argument("--timing-grids", default="",
+                        help="grids of the per-iteration timings (e.g. 256,512,1024)")
     parser.add_argument("--timing-iters", type=int, default=20)
     parser.add_argument("--shapes-figure", default=None, metavar="PNG",
                         help="also run the paper's four shapes and save the images to PNG")
     parser.add_argument("--shapes-grid", type=int, default=256)
     args = parser.parse_args(argv)
     if args.quick:
-        args.grids, args.log_grid, args.timing_grids = "64,96", 32, "128,256"
-        args.timing_iters = 10
+        args.grids, args.timing_grids = "64", ""
     grids = [int(g) for g in args.grids.split(",") if g]
-    print(f"WDHA with the default threads (n_jobs=None, {os.cpu_count()} CPUs); "
+    print(f"jitopt with the default threads (n_jobs=None, {os.cpu_count()} CPUs); "
           "POT single-threaded (BLAS pinned to 1 thread)")
     timing_grids = [int(g) for g in args.timing_grids.split(",") if g]
 
     A, _ = disks(32)
     warm_up(lambda: wdha(BarycenterProblem(A), maxiter=5), "wdha 32x32")
+    warm_up(lambda: wdha(BarycenterProblem(A), maxiter=5, variant="paper"), "paper 32x32")
     warm_up(lambda: wasserstein2_grid(A[0], A[1], numItermax=5), "wasserstein2_grid 32x32")
 
-    columns = [("method", ""), ("time (s)", ".2f"), ("/ WDHA", ".2f"), ("W2 to exact (px)", ".3f"),
-               ("centre err (px)", ".3f"), ("Rg / exact", ".3f"), ("|mass - 1|", ".1e")]
-    cases = [(n, False) for n in grids]
-    if args.log_grid:
-        cases = [(args.log_grid, True)] + cases
-    for n, with_log in cases:
-        for label, fixture in (("translated disks", disks), ("Gaussians", gaussians)):
-            print(f"\n{label}, {n}x{n}, {args.iters} iterations each (one run per method; "
-                  "W2 to the exact barycenter by back and forth, in pixels)")
-            print_table(columns, accuracy_rows(n, fixture, args.iters, with_log, None))
+    columns = [("method", ""), ("time (s)", ".2f"), ("/ sharp", ".2f"),
+               ("W2 to exact (px)", ".3f"), ("cov err (%)", ".2f"), ("checker", ".4f"),
+               ("TV / exact", ".2f"), ("mean W2^2", ".6f")]
+    fixtures = {"disks": ("four translated disks", disks),
+                "gaussians": ("three rotated Gaussians (Bures barycenter)", rotated_gaussians),
+                "shapes": ("the paper's four shapes (no closed form)", shapes)}
+    for n in grids:
+        for key in args.fixtures.split(","):
+            label, fixture = fixtures[key]
+            print(f"\n{label}, {n}x{n} (one run per method; W2 to the exact barycenter by "
+                  "back and forth, in pixels)", flush=True)
+            print_table(columns, accuracy_rows(n, fixture, args.pot_iters))
+    for n in [int(g) for g in args.jitopt_grids.split(",") if g]:
+        print(f"\nthe paper's four shapes, {n}x{n}, jitopt alone", flush=True)
+        rows = []
+        for name, run in methods(n, 0, pot=False):
+            t0 = time.perf_counter()
+            bary = run(shapes(n))
+            rows.append((name, time.perf_counter() - t0, checkerboard(bary)))
+        print_table([("method", ""), ("time (s)", ".1f"), ("checker", ".4f")], rows)
 
     if timing_grids:
         print(f"\nPer-iteration time on the disks (ms, {args.timing_iters} iterations, one run)")
@@ -218,4 +283,4 @@ def main(argv=None):
         print("growth: WDHA (2 threads) time per iteration over that of the previous grid "
               "(m log m predicts 4.5 for a doubling of n)")
     if args.shapes_figure:
-        shapes_figure(args.shapes_grid, args.iters, args.shapes_figure)
+        shapes_figure(args.shapes_grid, args.pot_iters, args.shapes_figure)

@@ -126,7 +126,7 @@ def _copy_mathjax(app, exc):
     shutil.copyfile(DOCS / "_mathjax" / "LICENSE", target / "LICENSE")
 
 
-def _drop_cdn_lines(app, docname, source):
+def _drop_cdn_scripts(app, docname, source):
     # sphinx-gallery's execution-time pages load jQuery and DataTables from CDNs to make
     # their table sortable; without them the table is a plain table.
     if docname.endswith("sg_execution_times"):
@@ -138,7 +138,7 @@ def _drop_cdn_lines(app, docname, source):
 
 def setup(app):
     app.connect("build-finished", _copy_mathjax)
-    app.connect("source-read", _drop_cdn_lines)
+    app.connect("source-read", _drop_cdn_scripts)
     # Numba writes its compilation cache next to the package by default; from a read-only
     # install it cannot, so the docs build keeps its own cache next to Sphinx's doctrees,
     # under the build directory (an explicit NUMBA_CACHE_DIR wins). Runs before autodoc

@@ -23,9 +23,9 @@ We recover a sparse signal :math:`\\beta^*` with :math:`k = 8` nonzeros of eithe
 For each signal-to-noise ratio we average, over 3 random instances, the support F1 score
 and the objective of each (feasible) output relative to the best of the three.
 
-The left panel shows support recovery: IHT-2SP and abess recover nearly the same supports
+The upper panel shows support recovery: IHT-2SP and abess recover nearly the same supports
 (abess a little more at the lowest SNR, the same from SNR 1 on), both better than the
-clipped Lasso. The right panel shows the objective above the best of the three on a
+clipped Lasso. The lower panel shows the objective above the best of the three on a
 symmetric-log axis (linear below 0.01 %, so a method that is the best on every instance
 sits at 0): IHT-2SP is the best on these instances, abess with bounds is 0.3 to 1 % above
 it (its bounded fit is a heuristic), and the clipped Lasso, which is not a least-squares
@@ -108,14 +108,14 @@ for name in methods:
 styles = {"jitopt IHT-2SP (box)": dict(marker="o", ms=9, mfc="none", lw=2.5),
           "abess with bounds": dict(marker="x", ms=7, ls="--"),
           "Lasso path, clipped": dict(marker="s", ms=5, ls=":")}
-fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+fig, axes = plt.subplots(2, 1, figsize=(6.5, 7), sharex=True)
 for name, s in scores.items():
     axes[0].plot(snrs, s[:, 0], label=name, **styles[name])
     axes[1].plot(snrs, 100 * s[:, 1], label=name, **styles[name])
-axes[0].set(xscale="log", xlabel="SNR", ylabel="support F1", ylim=(0, 1.05))
+axes[0].set(xscale="log", ylabel="support F1", ylim=(0, 1.05))
 axes[1].set(xscale="log", xlabel="SNR", ylabel="objective above the best (%)")
 axes[1].set_yscale("symlog", linthresh=0.01)
-axes[1].set_ylim(0, 1000)
+axes[1].set_ylim(-0.003, 1000)
 for ax in axes:
     ax.set_xticks(snrs, [f"{s:g}" for s in snrs])
     ax.minorticks_off()

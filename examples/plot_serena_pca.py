@@ -11,16 +11,16 @@ batch at three points and is charged :math:`3b`.
 What the figure shows, run for run (the numbers are printed below it):
 
 * R-SVRG, R-SRG, R-SRVRG and R-SVRRM, which have a control variate or a pure recursion and
-  restart from a full gradient every :math:`\lceil\sqrt n\,\rceil` steps, converge
+  restart from a full gradient every :math:`\\lceil\\sqrt n\\,\\rceil` steps, converge
   linearly: a straight line on this logarithmic axis down to the rounding level
-  (a relative gap of about :math:`10^{-15}`) within about 25 passes.
+  (a relative gap of about :math:`10^{-15}`) within 25 to 35 passes.
 * R-SRM and R-Hybrid-SGD restart too, but keep an uncorrected sampling term whose weight
-  decays as :math:`\beta/(1+\lambda t)^2`: they fall as fast as the others for a few
+  decays as :math:`\\beta/(1+\\lambda t)^2`: they fall as fast as the others for a few
   passes, then only sublinearly, at the pace of that weight (about :math:`10^{-7}` after 25
   passes, :math:`10^{-9}` after 70 in a longer run). They are not linearly convergent
   here; the theory page explains the floor a constant weight would leave.
-* R-SGD, with no variance reduction and a slowly decaying step, is still near
-  :math:`10^{-5}` after 40 passes.
+* R-SGD, with no variance reduction and a slowly decaying step, is still between
+  :math:`10^{-5}` and :math:`10^{-4}` after 40 passes.
 
 Gaps below :math:`10^{-16}` (rounding can make them negative) are drawn at :math:`10^{-16}`.
 """

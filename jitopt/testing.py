@@ -347,8 +347,8 @@ error : float
     :math:`y_\\pm = R_x(\\pm t d)` and :math:`T` the transport back to :math:`x`.
 symmetry : float
     :math:`|\\langle \\operatorname{Hess}[d], v\\rangle - \\langle d,
-    \\operatorname{Hess}[v]\\rangle|` over :math:`\\|\\operatorname{Hess}[d]\\|\\|v\\|` for a random
-    tangent :math:`v`.
+    \\operatorname{Hess}[v]\\rangle|` over :math:`\\|\\operatorname{Hess}[d]\\|\\|v\\|`, for
+    a random tangent :math:`v`.
 tangency : float
     Distance of :math:`\\operatorname{Hess}[d]` to the tangent space, relative to its norm.
 

@@ -11,6 +11,7 @@ import itertools
 import numpy as np
 
 from . import problems, solvers
+from ._core.problem import Problem
 from .games import NormalFormGame
 from .sets import NonNegative
 from .sparse import iht
@@ -28,6 +29,24 @@ def rgd():
     gap = abs(res.fun - problem.fopt) / abs(problem.fopt)
     return ("rgd", "PCA on Stiefel(200, 5)", f"{_status(res)}, {res.nit} iterations", gap,
             "rel. gap")
+
+
+def riemannian():
+    """Procrustes on SO(30) with an exact Hessian: rlbfgs and rtr (rcg alike) against the
+    closed form."""
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((60, 30))
+    B = A @ np.linalg.qr(rng.standard_normal((30, 30)))[0] + 0.1 * rng.standard_normal((60, 30))
+    base = problems.procrustes(A, B, special=True)
+    ata = A.T @ A
+    problem = Problem(base.manifold, None, None, cost_and_egrad=base.cost_and_egrad,
+                      ehess=lambda x, u: 2.0 * (ata @ u), fopt=base.fopt)
+    x0 = problem.manifold.random_point(1)
+    a = solvers.rlbfgs(problem, x0, gtol=1e-8)
+    b = solvers.rtr(problem, x0, gtol=1e-8)
+    gap = max(abs(r.fun - problem.fopt) for r in (a, b)) / abs(problem.fopt)
+    return ("rlbfgs, rtr", "Procrustes on SO(30)",
+            f"{_status(a)} in {a.nit} it., {_status(b)} in {b.nit} it.", gap, "rel. gap")
 
 
 def rsdm():
@@ -67,7 +86,7 @@ def wdha():
     A = np.array([((y - a) ** 2 + (x - b) ** 2 <= 0.1 ** 2) * 1.0 for a, b in centres])
     a, b = np.mean(centres, axis=0)
     truth = ((y - a) ** 2 + (x - b) ** 2 <= 0.1 ** 2) * 1.0
-    res = transport.wdha(problems.BarycenterProblem(A), maxiter=200)
+    res = transport.wdha(problems.BarycenterProblem(A))
     err = np.sqrt(max(transport.wasserstein2_grid(res.x, truth), 0.0)) * n
     return ("wdha", "barycenter of 4 disks, 64x64 grid",
             f"{res.status.name.lower().replace('_', ' ')}, {res.nit} iterations", err, "W2 (px)")
@@ -109,4 +128,4 @@ def dc():
 
 
 #: the entries of ``python -m jitopt``, in order
-TOUR = (rgd, rsdm, serena, wdha, sparse, evi, dc)
+TOUR = (rgd, riemannian, rsdm, serena, wdha, sparse, evi, dc)

@@ -173,3 +173,8 @@ def test_without_jax_an_import_error_names_the_extra(monkeypatch):
     with pytest.raises(ImportError, match=r'jitopt\[jax\]'):
         jitopt.minimize(lambda x: x[0], np.ones(3) / np.sqrt(3), jac="jax",
                         manifold=Sphere(3))
+
+
+def test_missing_egrad_message_points_to_jax():
+    with pytest.raises(TypeError, match='egrad is required.*"jax"'):
+        jitopt.Problem(Sphere(3), lambda x: x[0])

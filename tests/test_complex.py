@@ -274,3 +274,9 @@ def test_closest_point_projects_and_low_precision_is_promoted(manifold):
     z = manifold.validate_point(x.astype(np.complex64))  # promoted, then re-projected
     assert z.dtype == np.complex128
     manifold.check_point(z, atol=1e-12)
+
+
+def test_complex_gradient_refused_on_a_real_manifold():
+    problem = jitopt.Problem(Sphere(2), lambda x: float(x[0]), lambda x: x + 1j)
+    with pytest.raises(jitopt.OracleError, match="complex array on the real manifold"):
+        problem.egrad(np.array([1.0, 0.0]))

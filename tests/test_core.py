@@ -246,7 +246,8 @@ def test_minimize_and_scipy_minimize_agree():
     def jac(x, scale):
         return (-2 * scale * a @ x.reshape(8, 3)).reshape(np.shape(x))
 
-    ours = jitopt.minimize(fun, x0, args=(2.0,), jac=jac, manifold=manifold, tol=1e-9)
+    ours = jitopt.minimize(fun, x0, args=(2.0,), jac=jac, method="rgd", manifold=manifold,
+                           tol=1e-9)
     theirs = scipy.optimize.minimize(fun, x0.ravel(), args=(2.0,), jac=jac,
                                      method=jitopt.get_method("rgd"), tol=1e-9,
                                      options={"manifold": manifold})
@@ -361,8 +362,8 @@ def test_minimize_bad_input_is_named_and_inputs_untouched():
 
 def test_minimize_takes_problem_objects_and_dispatches_by_type():
     problem = problems.pca(np.diag([5.0, 4.0, 1.0, 0.5]), 2)
-    direct = jitopt.solvers.rgd(problem, rng=0, gtol=1e-9)
-    via = jitopt.minimize(problem, tol=1e-9, options={"rng": 0})  # rgd: the first that takes it
+    direct = jitopt.solvers.rlbfgs(problem, rng=0, gtol=1e-9)
+    via = jitopt.minimize(problem, tol=1e-9, options={"rng": 0})  # rlbfgs: the default
     np.testing.assert_array_equal(via.x, direct.x)
     assert (via.fun, via.nit, via.nfev) == (direct.fun, direct.nit, direct.nfev)
     assert via.fun == pytest.approx(-9.0, rel=1e-12) and "gtol = 1e-09" in via.message

@@ -33,7 +33,7 @@ PENDING = {
     "jitopt.transport.grid_coordinates", "jitopt.transport.legendre_transform",
     "jitopt.transport.c_transform", "jitopt.transport.inverse_laplacian",
     "jitopt.transport.potential_gradient", "jitopt.transport.pushforward",
-    "jitopt.transport.wasserstein2_grid", "jitopt.transport.wdha",
+    "jitopt.transport.wasserstein2_grid",
     "jitopt.transport.wasserstein2_1d", "jitopt.transport.barycenter_1d",
     "jitopt.validation.check_int", "jitopt.validation.check_real",
     "jitopt.validation.check_choice", "jitopt.validation.check_rng",

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import jitopt
-from jitopt.manifolds import (SPD, Elliptope, FixedRankEmbedded, Grassmann, Oblique, Orthogonal, PoincareBall,
-                              Positive, Product, PSDFixedRank, SkewSymmetric, Sphere, Stiefel,
-                              Symmetric)
+from jitopt.manifolds import (SPD, Elliptope, FixedRankEmbedded, Grassmann, Oblique,
+                              Orthogonal, PoincareBall, Positive, Product, PSDFixedRank,
+                              SkewSymmetric, Sphere, Stiefel, Symmetric)
 from jitopt.testing import check_gradient, check_manifold
 
 NEW = [
@@ -100,6 +100,24 @@ def test_procrustes_on_copies():
     assert res.success and np.allclose(res.x, w @ vt, atol=1e-8)
 
 
+def test_rotations_on_copies():
+    """min sum_i ||X_i - A_i||^2 over SO(3)^10: the closest rotation of each A_i, which is
+    Orthogonal(3, special=True).closest_point."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((10, 3, 3))
+    M = Orthogonal(3, special=True, k=10)
+    res = jitopt.minimize(lambda x: np.sum((x - a) ** 2), M.random_point(rng),
+                          jac=lambda x: 2 * (x - a), manifold=M, tol=1e-10, method="rgd",
+                          options={"maxiter": 1000})
+    w, _, vt = np.linalg.svd(a)
+    d = np.ones((10, 3))
+    d[:, -1] = np.sign(np.linalg.det(w @ vt))
+    want = (w * d[:, None, :]) @ vt
+    assert np.allclose(np.linalg.det(res.x), 1.0)
+    assert np.allclose(M.closest_point(a), want, atol=1e-12)
+    assert res.success and np.allclose(res.x, want, atol=1e-8)
+
+
 def test_spd_copies_distance():
     """min sum_i dist(X_i, A_i)^2 over SPD(3)^4 has X_i = A_i (gradient -2 log_X A)."""
     M = SPD(3, k=4)
@@ -111,7 +129,7 @@ def test_spd_copies_distance():
         return xi @ rg @ xi  # Euclidean gradient whose Riemannian one is rg
 
     res = jitopt.minimize(lambda x: M.dist(x, a) ** 2, M.random_point(rng=6), jac=egrad,
-                          manifold=M, tol=1e-11, options={"maxiter": 500})
+                          manifold=M, tol=1e-11, method="rgd", options={"maxiter": 500})
     assert res.success and np.allclose(res.x, a, atol=1e-9)
 
 
@@ -192,7 +210,8 @@ def test_elliptope_odd_cycle_closed_form():
 
 
 def test_psd_fixed_rank_best_approximation():
-    """min ||Y Yᵀ - A||² for A ≻ 0: Y Yᵀ is the top-3 eigenpart, f* = sum of the other λ²."""
+    """min ||Y Yᵀ - A||² for A ≻ 0: Y Yᵀ is the top-3 eigenpart, f* = the sum of the other
+    λ²."""
     rng = np.random.default_rng(4)
     q, _ = np.linalg.qr(rng.standard_normal((8, 8)))
     lam = np.array([9.0, 7.0, 5.0, 2.0, 1.5, 1.0, 0.5, 0.2])

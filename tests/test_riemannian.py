@@ -282,3 +282,20 @@ def test_minimize_default_is_rlbfgs_for_a_plain_problem():
     res = jitopt.minimize(lambda x: -x @ A @ x, np.ones(3) / np.sqrt(3),
                           jac=lambda x: -2 * A @ x, manifold=Sphere(3), tol=1e-10)
     assert "n_skipped" in res and abs(res.fun + 3.0) <= 1e-12
+
+
+@pytest.mark.parametrize("case", ["so(n)", "spd"])
+def test_rlbfgs_isometric_and_manifold_transports_reach_the_same_optimum(case):
+    problem = CASES[case]()
+    x0 = problem.manifold.random_point(6)
+    for transport in ("isometric", "manifold"):
+        res = rlbfgs(problem, x0, transport=transport, gtol=1e-10)
+        assert res.success and gap(res.fun, problem.fopt) <= 1e-11, transport
+        problem.manifold.check_point(res.x, atol=1e-10)
+
+
+def test_tour_entry():
+    from jitopt.tour import riemannian as tour
+
+    method, _, summary, error, _ = tour()
+    assert method == "rlbfgs, rtr" and "FAILED" not in summary and error <= 1e-10

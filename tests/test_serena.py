@@ -329,6 +329,8 @@ def test_nonfinite_stops_with_message_and_inputs_untouched():
     res = solver("r-srg")(problem, x0, step_size=0.02, rng=0)
     assert not res.success and res.status == jitopt.Status.NONFINITE
     assert "non-finite" in res.message
+    # the method's own fields stay in a fault result
+    assert res.loop == "python" and 0 < res.passes <= res.nifo / problem.n_samples
     np.testing.assert_array_equal(x0, keep)
 
 

@@ -106,7 +106,8 @@ class BaseProblem:
 def _check_callable(name, f, required):
     if f is None:
         if required:
-            raise TypeError(f"{name} is required and must be callable")
+            hint = ' (or "jax": JAX differentiates cost, jitopt[jax])' if name == "egrad" else ""
+            raise TypeError(f"{name} is required and must be callable{hint}")
         return
     if not callable(f):
         raise TypeError(f"{name} must be callable, got {type(f).__name__}")
@@ -269,6 +270,9 @@ class Problem(BaseProblem):
                 f"The oracle {oracle} must return an array of shape {shape}, got "
                 f"{type(g).__name__} of shape {np.shape(g)}"
             )
+        if g.dtype.kind == "c" and np.dtype(self.manifold.dtype).kind != "c":
+            raise OracleError(f"The oracle {oracle} returned a complex array on the real "
+                              f"manifold {self.manifold!r}")
         return self.check_finite(oracle, g)
 
     def cost(self, x):

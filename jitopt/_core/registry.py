@@ -29,8 +29,7 @@ class Method:
     take a plain :class:`~jitopt.Problem`: scipy passes the flattened ``x0`` and every
     option. The solver works on points of the manifold's shape; ``fun`` and ``jac`` receive
     ``x`` in the shape of the ``x0`` they were given (flat, for scipy) and ``result.x`` has
-    that shape too. Methods are made by :func:`register_method`; :func:`get_method` returns
-    them.
+    that shape too. Methods are made by ``register_method``; :func:`get_method` returns them.
 
     Parameters
     ----------
@@ -363,7 +362,7 @@ def _minimize(fun, x0, args, jac, method, manifold, tol, callback, options):
     if manifold is not None and not isinstance(manifold, Manifold):
         raise manifold_type_error(manifold)
     if isinstance(x0, tuple) and hasattr(manifold, "pack"):
-        x0 = manifold.pack(x0)  # the parts of a Product or FixedRankEmbedded point
+        x0 = manifold.pack(x0)  # the parts of a Product point
     x0 = np.asarray(x0)
     if x0.ndim == 0:
         x0 = x0.reshape(1)

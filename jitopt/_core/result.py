@@ -295,6 +295,9 @@ class Monitor:
         self.last = None
         self.best = None
         self.inplace = bool(inplace)
+        #: a solver's own result fields for a fault result: ``None`` or a callable
+        #: returning a dict (e.g. SERENA's ``passes``), set by the solver after the start
+        self.fault_fields = None
         self._base = self._snapshot()
         self._base_nhev = getattr(problem.counts, "nhev", 0)
         self.start = time.perf_counter()
@@ -400,4 +403,5 @@ class Monitor:
             x = np.array(x, copy=True)
             which = "best" if picked is self.best else "last"
             message += f" x is the {which} iterate before it (iteration {picked[0]})."
-        return self.result(x, fun, stat, nit, status, message, fault=error)
+        extra = self.fault_fields() if self.fault_fields is not None else {}
+        return self.result(x, fun, stat, nit, status, message, fault=error, **extra)

@@ -33,16 +33,25 @@ def manifold_type_error(manifold, name="manifold"):
     cls = type(manifold)
     msg = f"{name} must be a jitopt.manifolds.Manifold, got {cls.__name__}"
     if cls.__module__.split(".")[0] == "pymanopt":
-        from .. import manifolds
-
+        ours = _public_manifolds()
         jit = _PYMANOPT_NAMES.get(cls.__name__, cls.__name__)
         msg = f"{name} is a pymanopt manifold ({cls.__module__}.{cls.__name__}); jitopt "
-        if hasattr(manifolds, jit.split("(")[0]):
+        if jit.split("(")[0] in ours:
             msg += f"needs its own: use jitopt.manifolds.{jit} with the same sizes"
         else:
-            msg += (f"has no {cls.__name__}; its manifolds are "
-                    f"{', '.join(manifolds.__all__[1:])}")
+            msg += f"has no {cls.__name__}; its manifolds are {', '.join(ours)}"
     return TypeError(msg)
+
+
+def _public_manifolds():
+    """The names of jitopt's manifold classes (the subclasses of Manifold it defines)."""
+    names, todo = [], list(Manifold.__subclasses__())
+    while todo:
+        c = todo.pop(0)
+        todo.extend(c.__subclasses__())
+        if c.__module__.startswith("jitopt.manifolds") and not c.__name__.startswith("_"):
+            names.append(c.__name__)
+    return sorted(set(names))
 
 
 class Manifold:
@@ -152,8 +161,10 @@ class Manifold:
         >>> try:
         ...     Sphere(3).check_point(x)
         ... except ValueError as err:
-        ...     print(err)
-        x is not a point of Sphere(3): | ||x|| - 1 | = 5.000e-07 > atol = 1e-08; manifold.closest_point(x) gives the nearest point, or loosen the tolerance with atol= (point_tol= in jitopt.minimize)
+        ...     print(err)  # doctest: +NORMALIZE_WHITESPACE
+        x is not a point of Sphere(3): | ||x|| - 1 | = 5.000e-07 > atol = 1e-08;
+        manifold.closest_point(x) gives the nearest point, or loosen the tolerance with
+        atol= (point_tol= in jitopt.minimize)
         """
         x = np.asarray(x)
         if x.shape != self.shape:

@@ -33,6 +33,14 @@ class SPD(Manifold):
     k : int
         Number of copies: points of shape ``(n, n)`` for ``k=1`` (default),
         ``(k, n, n)`` for ``k > 1`` (the product metric, batched kernels).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.manifolds import SPD
+    >>> M = SPD(2)
+    >>> bool(np.isclose(M.dist(np.eye(2), np.diag([np.e, 1 / np.e])), np.sqrt(2)))
+    True
     """
 
     retractions = ("exp", "second_order")
@@ -49,7 +57,7 @@ class SPD(Manifold):
 
     def inner_product(self, x, u, v):
         if self.k > 1:
-            return float(K.batch_spd_inner(_c(x), _c(u), _c(v)))
+            return float(sum(K.spd_inner(*a) for a in zip(_c(x), _c(u), _c(v))))
         return float(K.spd_inner(_c(x), _c(u), _c(v)))
 
     def projection(self, x, u):
@@ -67,7 +75,7 @@ class SPD(Manifold):
         if self.retraction_name == "exp":
             return self.exp(x, u)
         if self.k > 1:
-            return K.batch_spd_second_order_retraction(_c(x), _c(u))
+            return np.stack([K.spd_second_order_retraction(*a) for a in zip(_c(x), _c(u))])
         return K.spd_second_order_retraction(_c(x), _c(u))
 
     def exp(self, x, u):
@@ -87,7 +95,7 @@ class SPD(Manifold):
 
     def transport(self, x1, x2, u):
         if self.k > 1:
-            return K.batch_spd_transport(_c(x1), _c(x2), _c(u))
+            return np.stack([K.spd_transport(*a) for a in zip(_c(x1), _c(x2), _c(u))])
         return K.spd_transport(_c(x1), _c(x2), _c(u))
 
     def random_point(self, rng=None):

@@ -43,12 +43,17 @@ def _orthonormality_error(x, atol):
     return f"||XᵀX - I||_F = {errs[i]:.3e} > atol = {atol:g}{where}" if errs[i] > atol else ""
 
 
-# name: (kernel for one copy, kernel for k copies)
+def _looped(kernel):
+    """``kernel`` over the copies of a stack, in Python."""
+    return lambda x, u: _each(kernel, x, u)
+
+
+# name: (kernel for one copy, for k copies)
 _RETRACTIONS = {
     "qr": (K.qr_retraction, K.batch_qr_retraction),
     "polar": (K.polar_retraction, K.batch_polar_retraction),
-    "cayley": (K.cayley_retraction, K.batch_cayley_retraction),
-    "exp": (K.grassmann_exp, K.batch_grassmann_exp),
+    "cayley": (K.cayley_retraction, _looped(K.cayley_retraction)),
+    "exp": (K.grassmann_exp, _looped(K.grassmann_exp)),
 }
 
 
@@ -148,6 +153,16 @@ class Grassmann(_Copies):
         ``(k, n, p)`` for ``k > 1``.
     retraction : {"qr", "polar", "exp"}
         ``"qr"`` (default), ``"polar"``, or the exponential map.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.manifolds import Grassmann
+    >>> M = Grassmann(4, 2)
+    >>> x = np.eye(4)[:, :2]
+    >>> y = np.eye(4)[:, [0, 2]]  # shares one direction, the other is at a right angle
+    >>> round(M.dist(x, y), 12) == round(np.pi / 2, 12)
+    True
     """
 
     retractions = ("qr", "polar", "exp")
@@ -166,7 +181,7 @@ class Grassmann(_Copies):
 
     def exp(self, x, u):
         if self.k > 1:
-            return K.batch_grassmann_exp(_c(x), _c(u))
+            return _each(K.grassmann_exp, _c(x), _c(u))
         return K.grassmann_exp(_c(x), _c(u))
 
     def log(self, x, y):
@@ -202,6 +217,15 @@ class Orthogonal(Stiefel):
     retraction : {"qr", "polar", "cayley", "exp"}
         ``"qr"`` (default), ``"polar"``, ``"cayley"`` or the exponential map
         :math:`X \exp(X^\top U)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.manifolds import Orthogonal
+    >>> M = Orthogonal(3, special=True, k=10)
+    >>> x = M.random_point(rng=0)
+    >>> x.shape, bool(np.allclose(np.linalg.det(x), 1.0))
+    ((10, 3, 3), True)
     """
 
     retractions = ("qr", "polar", "cayley", "exp")

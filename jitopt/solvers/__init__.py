@@ -21,5 +21,6 @@ from ._evi_cg import ColumnGeneration
 from ._evi_domains import EVIDomain
 from ._evi_gap import evi_gap
 
-__all__ = ["rgd", "rlbfgs", "rcg", "rtr", "rsdm", "srge", "r_sgd", "r_svrg", "r_srg", "r_srm", "r_srvrg", "r_svrrm",
+__all__ = ["rgd", "rlbfgs", "rcg", "rtr",
+           "rsdm", "srge", "r_sgd", "r_svrg", "r_srg", "r_srm", "r_srvrg", "r_svrrm",
            "r_hybrid_sgd", "online_dca", "evi", "evi_gap", "EVIDomain", "ColumnGeneration"]

@@ -6,9 +6,9 @@ import math
 import numpy as np
 
 from .._core.result import NonFiniteOracle
-from ..manifolds import SPD, Grassmann, Orthogonal, Sphere, Stiefel
+from ..manifolds import SPD, Euclidean, Grassmann, Manifold, Orthogonal, Sphere, Stiefel
 
-__all__ = ["backtracking", "armijo", "wolfe", "manifold_line", "typical_dist"]
+__all__ = ["backtracking", "armijo", "wolfe", "manifold_line", "typical_dist", "longest_step"]
 
 
 def armijo(reference, slope, sufficient_decrease, allowance=0.0):
@@ -202,20 +202,27 @@ def manifold_line(problem, x, d):
     ``phi(t) -> (f, slope, y, egrad, rgrad)`` at :math:`y = R_x(td)`, with the slope
     :math:`\langle \operatorname{grad} f(y), T_{x\to y} d\rangle_y` (the derivative along
     the curve for the exponential map with parallel transport, a positive multiple of it
-    for the projective retractions). One fused cost-and-gradient evaluation per trial."""
+    for the projective retractions). One fused cost-and-gradient evaluation per trial. On
+    an embedded manifold (the Frobenius metric, transport by the orthogonal tangent
+    projection :math:`P_y`) the slope is :math:`\langle g, P_y d\rangle = \langle g,
+    d\rangle`, with no transport."""
     M = problem.manifold
+    embedded = (type(M).transport is Manifold.transport
+                and type(M).inner_product is Manifold.inner_product)
 
     def phi(t):
         y = M.retraction(x, t * d)
         f, eg = problem.cost_and_egrad(y)
         g = M.euclidean_to_riemannian_gradient(y, eg)
-        return f, M.inner_product(y, g, M.transport(x, y, d)), y, eg, g
+        slope = float(np.vdot(g, d)) if embedded else M.inner_product(
+            y, g, M.transport(x, y, d))
+        return f, slope, y, eg, g
     return phi
 
 
 def typical_dist(M):
     """The manifold's typical distance (Manopt's ``typicaldist``): the default largest
-    trust radius of rtr, and a tenth of the longest line-search step of rcg and rlbfgs."""
+    trust radius of rtr."""
     if isinstance(M, Orthogonal):
         return math.pi * math.sqrt(M.n)
     if isinstance(M, (Stiefel, Grassmann)):
@@ -225,3 +232,10 @@ def typical_dist(M):
     if isinstance(M, SPD):
         return math.sqrt(M.n * (M.n + 1) / 2)
     return math.sqrt(M.dim)
+
+
+def longest_step(M):
+    """The longest step :math:`t\\|d\\|` the Wolfe searches of rcg and rlbfgs try: the
+    typical distance (beyond it a retraction saturates on the compact manifolds, and
+    the exponential map of SPD overflows), unbounded on Euclidean spaces."""
+    return math.inf if isinstance(M, Euclidean) else typical_dist(M)

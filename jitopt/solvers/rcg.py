@@ -5,7 +5,7 @@ import numpy as np
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
 from ..validation import check_choice, check_int, check_real, check_rng
-from ._line_search import manifold_line, typical_dist, wolfe
+from ._line_search import longest_step, manifold_line, wolfe
 
 __all__ = ["rcg"]
 
@@ -41,7 +41,7 @@ def rcg(problem, x0=None, *, beta="HS+", restart_threshold=np.inf, c1=1e-4, c2=0
     r"""Riemannian nonlinear conjugate gradient.
 
     Iterates :math:`x_{k+1} = R_{x_k}(t_k d_k)` with a strong Wolfe step :math:`t_k`
-    (:func:`~jitopt.solvers._line_search.wolfe`, :math:`c_2 = 0.1`, first trial
+    (the line search of :doc:`/theory/riemannian`, :math:`c_2 = 0.1`, first trial
     :math:`t_{k-1}\langle g_{k-1}, d_{k-1}\rangle/\langle g_k, d_k\rangle`) and
 
     .. math::
@@ -82,7 +82,8 @@ def rcg(problem, x0=None, *, beta="HS+", restart_threshold=np.inf, c1=1e-4, c2=0
     max_time : float
         Maximum wall-clock seconds.
     min_step : float
-        Stop with ``Status.SMALL_STEP`` when an accepted step :math:`t_k\|d_k\|` is below this.
+        Stop with ``Status.SMALL_STEP`` when an accepted step :math:`t_k\|d_k\|` is below
+        this and did not lower the cost.
     callback : callable, optional
         ``callback(intermediate_result)`` or ``callback(xk)`` after each iteration; raise
         :class:`StopIteration` to stop.
@@ -129,7 +130,7 @@ def rcg(problem, x0=None, *, beta="HS+", restart_threshold=np.inf, c1=1e-4, c2=0
     max_time = check_real("max_time", max_time, low=0.0)
     min_step = check_real("min_step", min_step, low=0.0)
     M = problem.manifold
-    reach = 10 * typical_dist(M)  # the longest step tried
+    reach = longest_step(M)
     x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
 
     monitor = Monitor(problem, callback, history, disp, extra=("step", "beta"), gtol=gtol,
@@ -180,12 +181,12 @@ def rcg(problem, x0=None, *, beta="HS+", restart_threshold=np.inf, c1=1e-4, c2=0
             b = 0.0
         else:
             b = _beta(beta, M, x_new, g_new, gnorm * gnorm, g_moved, d_moved, gnorm)
-        step_length = t * M.norm(x, d)
+        stalled = t * M.norm(x, d) < min_step and f_new >= f
         t_prev, slope_prev = t, slope
         x, f, g, gnorm = x_new, f_new, g_new, gnorm_new
         d = -g + b * d_moved
         nit += 1
         if monitor.iteration(nit, x, f, gnorm, step=t, beta=b):
             return stop(Status.CALLBACK)
-        if step_length < min_step and gnorm > gtol:
+        if stalled and gnorm > gtol:
             return stop(Status.SMALL_STEP)

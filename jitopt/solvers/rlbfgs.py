@@ -1,42 +1,92 @@
 """Riemannian limited-memory BFGS with a cautious update and a Wolfe line search."""
 
 import numpy as np
+import scipy.linalg
 
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
-from ..validation import check_int, check_real, check_rng
-from ._line_search import manifold_line, typical_dist, wolfe
+from ..validation import check_choice, check_int, check_real, check_rng
+from ..manifolds import SPD, Orthogonal
+from ._line_search import longest_step, manifold_line, wolfe
 
 __all__ = ["rlbfgs"]
 
 
-def two_loop(M, x, g, pairs, gamma):
+class _Frame:
+    r"""Coordinates of the tangent spaces in which the pairs are stored: ``to(x, u)``,
+    ``back(x, w)``, the inner product and the transport of stored vectors. On O(n)
+    (:math:`U = X\Omega \mapsto \Omega`, left translation) and on SPD
+    (:math:`U \mapsto L^{-1}UL^{-\top}`, :math:`X = LL^\top`) the coordinates make an
+    isometric transport the identity and the metric the Frobenius product; elsewhere
+    they are the ambient vectors with the manifold's metric and transport."""
+
+    def __init__(self, M, isometric):
+        self.M = M
+        self.kind = None
+        isometric = isometric and getattr(M, "k", 1) == 1  # one copy: plain matrices
+        if isometric and isinstance(M, Orthogonal):
+            self.kind = "orthogonal"
+        elif isometric and isinstance(M, SPD):
+            self.kind = "spd"
+        self._chol = (None, None)
+
+    def _l(self, x):
+        if self._chol[0] is not x:
+            self._chol = (x, np.linalg.cholesky(x))
+        return self._chol[1]
+
+    def to(self, x, u):
+        if self.kind == "orthogonal":
+            return x.T @ u
+        if self.kind == "spd":
+            l = self._l(x)
+            w = scipy.linalg.solve_triangular(l, u, lower=True)
+            return scipy.linalg.solve_triangular(l, w.T, lower=True)
+        return u
+
+    def back(self, x, w):
+        if self.kind == "orthogonal":
+            return x @ w
+        if self.kind == "spd":
+            l = self._l(x)
+            return l @ w @ l.T
+        return w
+
+    def inner(self, x, u, v):
+        return float(np.vdot(u, v)) if self.kind else self.M.inner_product(x, u, v)
+
+    def move(self, x, y, w):
+        return w if self.kind else self.M.transport(x, y, w)
+
+
+def two_loop(frame, x, g, pairs, gamma):
     r"""The L-BFGS direction :math:`-\mathcal H g` by the two-loop recursion, with the pairs
-    ``(s, y, rho)`` (oldest first) at ``x`` and the initial scaling :math:`\gamma`."""
-    q = g.copy()
+    ``(s, y, rho)`` (oldest first) at ``x`` and the initial scaling :math:`\gamma`, all in
+    the coordinates of ``frame``."""
+    q = np.array(g, copy=True)
     alphas = []
     for s, y, rho in reversed(pairs):
-        a = rho * M.inner_product(x, s, q)
+        a = rho * frame.inner(x, s, q)
         q -= a * y
         alphas.append(a)
     r = gamma * q
     for (s, y, rho), a in zip(pairs, reversed(alphas)):
-        r += (a - rho * M.inner_product(x, y, r)) * s
+        r += (a - rho * frame.inner(x, y, r)) * s
     return -r
 
 
 @register_method("rlbfgs", tol_option="gtol")
 def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, approximate=True,
-           gtol=1e-6, f_target=None, maxiter=1000, max_time=np.inf, callback=None,
-           history=False, disp=False, rng=None):
+           transport="isometric", gtol=1e-6, f_target=None, maxiter=1000, max_time=np.inf,
+           callback=None, history=False, disp=False, rng=None):
     r"""Riemannian limited-memory BFGS (L-BFGS) with a cautious update.
 
     Iterates :math:`x_{k+1} = R_{x_k}(t_k d_k)` with :math:`d_k = -\mathcal H_k
     \operatorname{grad} f(x_k)`, :math:`\mathcal H_k` the L-BFGS inverse Hessian
     approximation built by the two-loop recursion from the last ``memory`` pairs
-    :math:`(s_i, y_i)`, all transported to the tangent space at :math:`x_k` at every
-    iteration, and :math:`t_k` a weak Wolfe step (first trial 1) from
-    :func:`~jitopt.solvers._line_search.wolfe`. After a step, with :math:`T` the
+    :math:`(s_i, y_i)`, moved to the tangent space at :math:`x_k` (see ``transport``),
+    and :math:`t_k` a weak Wolfe step (first trial 1) from the line search of
+    :doc:`/theory/riemannian`. After a step, with :math:`T` the
     manifold's transport from :math:`x_k` to :math:`x_{k+1}`,
 
     .. math::
@@ -71,6 +121,15 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
     approximate : bool
         Also accept the approximate Wolfe conditions (needed for gradient norms below
         about :math:`\sqrt{L\epsilon|f|}`).
+    transport : {"isometric", "manifold"}
+        How the pairs move between tangent spaces. ``"isometric"`` (default): on
+        :class:`~jitopt.manifolds.Orthogonal` the left translation
+        :math:`X\Omega \mapsto Y\Omega` and on :class:`~jitopt.manifolds.SPD`
+        :math:`U \mapsto L_Y L_X^{-1} U L_X^{-\top} L_Y^\top` (Cholesky factors), both
+        isometric and free once the pairs are stored in the matching coordinates; on
+        the other manifolds, which have no cheap isometric transport, the manifold's
+        ``transport``. ``"manifold"``: the manifold's ``transport`` everywhere (every
+        stored pair is transported at every iteration).
     gtol : float
         Stop when the Riemannian gradient norm is at most ``gtol``.
     f_target : float, optional
@@ -118,6 +177,7 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
     (True, -9.0)
     """
     memory = check_int("memory", memory, low=1)
+    check_choice("transport", transport, ("isometric", "manifold"))
     cautious = check_real("cautious", cautious, low=0.0)
     c1 = check_real("c1", c1, 0.0, 1.0, True, True)
     c2 = check_real("c2", c2, c1, 1.0, True, True)
@@ -127,7 +187,7 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
     maxiter = check_int("maxiter", maxiter, low=0)
     max_time = check_real("max_time", max_time, low=0.0)
     M = problem.manifold
-    reach = 10 * typical_dist(M)  # the longest step tried
+    reach = longest_step(M)
     x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
 
     monitor = Monitor(problem, callback, history, disp, extra=("step", "pairs", "min_curvature"),
@@ -137,9 +197,11 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
     g = M.euclidean_to_riemannian_gradient(x, eg)
     gnorm = M.norm(x, g)
     nit = n_skipped = n_resets = 0
-    pairs = []  # (s, y, 1/<s, y>) at x, oldest first
+    frame = _Frame(M, transport == "isometric")
+    pairs = []  # (s, y, 1/<s, y>) at x in the frame's coordinates, oldest first
     gamma = 1.0 / gnorm if gnorm > 0 else 1.0
     failed = False  # the last line search found no decrease
+    gw = frame.to(x, g)  # the gradient in the frame's coordinates
 
     def stop(status):
         return monitor.result(x, f, gnorm, nit, status, n_skipped=n_skipped,
@@ -157,11 +219,12 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
         if monitor.elapsed() >= max_time:
             return stop(Status.MAXTIME)
 
-        d = two_loop(M, x, g, pairs, gamma) if pairs else -gamma * g
+        dw = two_loop(frame, x, gw, pairs, gamma) if pairs else -gamma * gw
+        d = frame.back(x, dw) if pairs else -gamma * g
         slope = M.inner_product(x, g, d)
         if not (slope < -1e-12 * M.norm(x, d) * gnorm):  # not a descent direction
             pairs, gamma, n_resets = [], 1.0 / gnorm, n_resets + 1
-            d, slope = -gamma * g, -gamma * gnorm * gnorm
+            d, dw, slope = -gamma * g, -gamma * gw, -gamma * gnorm * gnorm
         t, out, _ = wolfe(manifold_line(problem, x, d), f, slope, 1.0, c1=c1, c2=c2,
                           approximate=approximate, max_step=reach / M.norm(x, d))
         if out is None:
@@ -172,27 +235,34 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
             continue
         failed = False
         f_new, _, x_new, eg, g_new = out
-        s = M.transport(x, x_new, t * d)
-        y = g_new - M.transport(x, x_new, g)
-        kept, least = [], np.inf
-        for si, yi, _ in pairs:
-            si, yi = M.transport(x, x_new, si), M.transport(x, x_new, yi)
-            sy = M.inner_product(x_new, si, yi)
-            cos = sy / (M.norm(x_new, si) * M.norm(x_new, yi))
-            if cos > 1e-12:
-                kept.append((si, yi, 1.0 / sy))
-                least = min(least, cos)
-        pairs = kept
-        sy, ss = M.inner_product(x_new, s, y), M.inner_product(x_new, s, s)
+        s = frame.move(x, x_new, t * dw)
+        gw_new = frame.to(x_new, g_new)
+        y = gw_new - frame.move(x, x_new, gw)
+        least = np.inf
+        if frame.kind is None:  # transport every pair; drop those of lost curvature
+            kept = []
+            for si, yi, _ in pairs:
+                si, yi = M.transport(x, x_new, si), M.transport(x, x_new, yi)
+                sy = M.inner_product(x_new, si, yi)
+                cos = sy / (M.norm(x_new, si) * M.norm(x_new, yi))
+                if cos > 1e-12:
+                    kept.append((si, yi, 1.0 / sy))
+                    least = min(least, cos)
+            pairs = kept
+        else:  # an isometric transport keeps each pair's curvature
+            for si, yi, rho in pairs:
+                least = min(least, 1.0 / (rho * np.linalg.norm(si) * np.linalg.norm(yi)))
+        sy, ss = frame.inner(x_new, s, y), frame.inner(x_new, s, s)
+        yy = frame.inner(x_new, y, y)
         if ss > 0 and sy / ss >= cautious * gnorm and sy > 0:
             pairs.append((s, y, 1.0 / sy))
-            least = min(least, sy / np.sqrt(ss * M.inner_product(x_new, y, y)))
-            gamma = sy / M.inner_product(x_new, y, y)
+            least = min(least, sy / np.sqrt(ss * yy))
+            gamma = sy / yy
             if len(pairs) > memory:
                 pairs.pop(0)
         else:
             n_skipped += 1
-        x, f, g = x_new, f_new, g_new
+        x, f, g, gw = x_new, f_new, g_new, gw_new
         gnorm = M.norm(x, g)
         nit += 1
         if monitor.iteration(nit, x, f, gnorm, step=t, pairs=len(pairs),

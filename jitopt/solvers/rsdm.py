@@ -43,7 +43,7 @@ def _step_rule(step):
 @register_method("rsdm", tol_option="gtol", manifolds=(Stiefel, Grassmann))
 def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
          batch_size=None, gtol=1e-6, f_target=None, maxiter=100_000, max_time=np.inf,
-         check_every=100, stall_steps=1000, stall_tol=1e-11, initial_step=None,
+         check_every=100, stall_steps=1000, stall_tol=1e-15, initial_step=None,
          sufficient_decrease=1e-4, contraction=0.5, min_step=1e-12, callback=None,
          history=False, disp=False, rng=None):
     r"""Randomized Riemannian submanifold descent (RSDM) on O(n), Stiefel and Grassmann.
@@ -137,9 +137,11 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     check_every : int
         Steps between full-gradient checks (each costs a full gradient).
     stall_steps : int
-        Stop with ``Status.SMALL_STEP`` ("the cost stalled") when the cost, known at the
-        checks, fell by at most ``stall_tol`` :math:`\cdot\max(1, |f|)` over the last
-        ``stall_steps`` steps (0: never). This ends the runs whose ``gtol`` lies below
+        With ``step="armijo"``, ``gtol > 0`` and no ``cost_change`` oracle (so that the
+        Armijo test compares two costs): stop with ``Status.SMALL_STEP`` ("the cost
+        stalled") when the cost, known at the checks, fell by at most ``stall_tol``
+        :math:`\cdot\max(1, |f|)` over the last ``stall_steps`` steps and the gradient
+        norm is still above ``gtol`` (0: never). This ends the runs whose ``gtol`` lies below
         the rounding floor of the Armijo test (:math:`\|\operatorname{grad} f\|^2
         \lesssim L\epsilon|f|`).
     stall_tol : float
@@ -226,7 +228,8 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     stall_tol = check_real("stall_tol", stall_tol, low=0.0)
     rng = check_rng(0 if rng is None else rng)
     x = M.random_point(rng) if x0 is None else M.validate_point(x0, "x0")
-    if sampling == "permutation" and not problem.has_egrad_rows and not stochastic:
+    if sampling == "permutation" and step != "exact" and not stochastic \
+            and not problem.has_egrad_rows:
         warnings.warn("rsdm: the problem has no row-block oracle (egrad_rows), so every "
                       "block step computes a full gradient; rgd (or rlbfgs) makes better "
                       "use of it", RuntimeWarning, stacklevel=3)
@@ -379,7 +382,7 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
             f, gnorm = full_state()
         if monitor.iteration(nit, x, f, gnorm):
             return stop(Status.CALLBACK)
-        if stall_steps and at_check and np.isfinite(f) and not stochastic:
+        if stall_steps and armijo and not track and gtol > 0 and at_check and np.isfinite(f):
             checked.append(f)
             back = max(1, stall_steps // check_every)
             if len(checked) > back and checked[-back - 1] - f <= stall_tol * max(1.0, abs(f)):

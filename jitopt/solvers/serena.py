@@ -225,9 +225,13 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
     def passes():
         return (monitor.counts()[2] - monitor_ifo) / n
 
+    def fields():
+        return {"passes": passes(), "loop": "python" if kernel is None else "numba"}
+
     def stop(status):
-        return monitor.result(x, f, gnorm, nit, status, passes=passes(),
-                              loop="python" if kernel is None else "numba")
+        return monitor.result(x, f, gnorm, nit, status, **fields())
+
+    monitor.fault_fields = fields
 
     f, g, gnorm = checkpoint(x)
     if not np.isfinite(gnorm):
@@ -352,7 +356,7 @@ r_sgd = _preset(
     extra="; the first step also uses one batch of size ``batch_size``", tol=1e-3,
     beta=1.0, epoch_length=None, big_batch="batch_size", step_schedule="decay")
 r_svrg = _preset(
-    "r-svrg", "Riemannian SVRG.",
+    "r-svrg", "Riemannian stochastic variance-reduced gradient (R-SVRG).",
     r"``beta=1, control_variate=True``: :math:`v_t = \operatorname{grad} f_S(x_t) - "
     r"\mathcal T(\operatorname{grad} f_S(\tilde x) - \tilde g)`, restarts every "
     r":math:`m = \lceil\sqrt n\rceil` steps with the full gradient",
@@ -403,14 +407,14 @@ r_svrrm = _preset(
     r":math:`v_t = (1-\beta)\,r_t + \beta\,u_t` whose unbiased part is the SVRG estimator "
     r"on a batch :math:`S'_t` drawn independently of :math:`S_t`, restarts every "
     r":math:`\lceil\sqrt n\rceil` steps with the full gradient (a step costs :math:`4b` IFO)",
-    "Y. Liu, M. Chen, C. Ji, H. Zhang and R. Wang, \"SERENA\", ICML 2025 (the preset is a "
-    "reconstruction from the abstract; see the theory guide); Q. Tran-Dinh et al., "
+    "Y. Liu, M. Chen, C. Ji, H. Zhang and R. Wang, \"SERENA\", ICML 2025 (the preset's settings are "
+    "this library's choice; see the theory guide); Q. Tran-Dinh et al., "
     "arXiv:1905.05920 (the SARAH/SVRG hybrid with independent batches).",
     extra="; the other reading, STORM with periodic full-gradient restarts, is "
           "``control_variate=False, independent=False``",
     beta=0.1, control_variate=True, independent=True)
 r_hybrid_sgd = _preset(
-    "r-hybrid-sgd", "Riemannian hybrid SGD.",
+    "r-hybrid-sgd", "Riemannian hybrid stochastic gradient descent (R-Hybrid-SGD).",
     r"``beta=0.1, independent=True, beta_schedule='decay', step_decay=0.05``: "
     r":math:`v_t = (1-\beta_t) r_t + \beta_t\operatorname{grad} f_{S'_t}(x_t)` with an "
     r"independent batch :math:`S'_t`, a weight :math:`\beta_t = \beta/(1 + \lambda t)^2 "

@@ -218,22 +218,3 @@ def dual_value(psi, phi, nu, mu):
             total += q * (nu[i, j] + mu[i, j]) - nu[i, j] * psi[i, j] - mu[i, j] * phi[i, j]
     return total / (n0 * n1)
 
-
-@njit(cache=True, nogil=True)
-def interpolate_map(g0, g1, s0, s1, tau):
-    """``s <- s - tau (s - g(s))`` at every point ``s = (s0, s1)`` (pixel units, clamped to
-    the grid), ``g = (g0, g1)`` a map given at the cell centres in pixel units and read at
-    ``s`` by bilinear interpolation."""
-    n0, n1 = g0.shape
-    for i in range(n0):
-        for j in range(n1):
-            r = min(max(s0[i, j], 0.0), n0 - 1.0)
-            c = min(max(s1[i, j], 0.0), n1 - 1.0)
-            r0 = min(int(r), n0 - 2)
-            c0 = min(int(c), n1 - 2)
-            t = r - r0
-            u = c - c0
-            a = _bilinear(g0, r0, c0, t, u)
-            b = _bilinear(g1, r0, c0, t, u)
-            s0[i, j] = min(max(r - tau * (r - a), 0.0), n0 - 1.0)
-            s1[i, j] = min(max(c - tau * (c - b), 0.0), n1 - 1.0)

@@ -1,0 +1,170 @@
+"""The default WDHA variant against exact barycenters: Gaussians (Bures fixed point),
+concentric disks, one-hot weights, identical inputs, long runs, speckle."""
+
+import numpy as np
+import pytest
+from scipy.ndimage import binary_erosion
+
+from jitopt import Status
+from jitopt.problems import BarycenterProblem
+from jitopt.transport import grid_coordinates, wdha, wdha_barycenter
+
+# (y, x) means, principal standard deviations, rotation: every input >= 5 stds inside
+GAUSSIANS = [((0.38, 0.36), (0.06, 0.035), 0.0), ((0.62, 0.40), (0.07, 0.04), np.pi / 4),
+             ((0.50, 0.64), (0.05, 0.045), -np.pi / 3)]
+
+
+def _sqrtm(s):
+    w, v = np.linalg.eigh(s)
+    return (v * np.sqrt(w)) @ v.T
+
+
+def _bures_barycenter(covs, lam):
+    """The fixed point S = sum_i lam_i (S^1/2 C_i S^1/2)^1/2 by the iteration of
+    Alvarez-Esteban et al. (2016), run to machine precision."""
+    s = sum(w * c for w, c in zip(lam, covs))
+    for _ in range(200):
+        r = _sqrtm(s)
+        ri = np.linalg.inv(r)
+        m = sum(w * _sqrtm(r @ c @ r) for w, c in zip(lam, covs))
+        s = ri @ m @ m @ ri
+    return s
+
+
+def _gaussian(n, mean, cov):
+    y, x = grid_coordinates((n, n))
+    d = np.stack([y - mean[0], x - mean[1]], axis=-1)
+    return np.exp(-0.5 * np.einsum("...i,ij,...j->...", d, np.linalg.inv(cov), d))
+
+
+def _three_gaussians(n):
+    covs = []
+    for _, s, th in GAUSSIANS:
+        r = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+        covs.append(r @ np.diag(np.square(s)) @ r.T)
+    A = np.array([_gaussian(n, m, c) for (m, _, _), c in zip(GAUSSIANS, covs)])
+    mean = np.mean([m for m, _, _ in GAUSSIANS], axis=0)
+    return A, _gaussian(n, mean, _bures_barycenter(covs, np.full(3, 1 / 3)))
+
+
+def _moments(rho):
+    """Mean (in cells) and covariance (in cells squared) of the cell masses."""
+    rho = rho / rho.sum()
+    y, x = np.indices(rho.shape, dtype=float)
+    m = np.array([(rho * y).sum(), (rho * x).sum()])
+    dy, dx = y - m[0], x - m[1]
+    c = np.array([[(rho * dy * dy).sum(), (rho * dy * dx).sum()],
+                  [(rho * dy * dx).sum(), (rho * dx * dx).sum()]])
+    return m, c
+
+
+def _errors(bary, truth):
+    """Mean error in cells and relative Frobenius covariance error against the truth
+    sampled on the same grid."""
+    m, c = _moments(bary)
+    mt, ct = _moments(truth)
+    return np.linalg.norm(m - mt), np.linalg.norm(c - ct) / np.linalg.norm(ct)
+
+
+def _disk(n, radius, sub=8):
+    """A disk at the centre of the square, rasterised with sub x sub samples per cell."""
+    y, x = grid_coordinates((n * sub, n * sub))
+    d = ((y - 0.5) ** 2 + (x - 0.5) ** 2 <= radius ** 2).astype(float)
+    return d.reshape(n, sub, n, sub).mean(axis=(1, 3))
+
+
+def _checkerboard(rho):
+    """rms over the inner support of the (-1)^(i+j) component in 2 x 2 blocks, relative
+    to the mean there (0 for a uniform shape)."""
+    rho = rho / rho.max()
+    c = 0.25 * (rho[:-1, :-1] - rho[1:, :-1] - rho[:-1, 1:] + rho[1:, 1:])
+    inner = binary_erosion(rho > 0.3, iterations=2)
+    blocks = inner[:-1, :-1] & inner[1:, :-1] & inner[:-1, 1:] & inner[1:, 1:]
+    return np.sqrt(np.mean(c[blocks] ** 2)) / rho[inner].mean()
+
+
+def test_gaussians_mean_and_bures_covariance():
+    A, truth = _three_gaussians(128)
+    res = wdha(BarycenterProblem(A))
+    mean_err, cov_err = _errors(res.x, truth)
+    assert res.status == Status.CONVERGED
+    assert mean_err <= 0.5 and cov_err <= 0.01
+    assert "xtol" in res.message
+    # the paper's method misses the covariance at its default schedule
+    assert _errors(wdha(BarycenterProblem(A), variant="paper").x, truth)[1] > 0.02
+
+
+def test_concentric_disks_give_the_disk_of_mean_radius():
+    A = np.array([_disk(128, 0.08), _disk(128, 0.2)])
+    bary = wdha_barycenter(A)
+    _, c = _moments(bary)
+    _, ct = _moments(_disk(128, 0.14))
+    assert np.max(np.abs(np.diag(c) / np.diag(ct) - 1)) <= 0.01
+
+
+def test_one_hot_weights_return_that_input():
+    A = np.array([_disk(64, 0.1), np.roll(_disk(64, 0.15), (9, -7), axis=(0, 1))])
+    res = wdha(BarycenterProblem(A, weights=[0.0, 1.0]))
+    assert res.status == Status.CONVERGED and res.nit == 0
+    assert np.abs(res.x - A[1] / A[1].sum()).sum() <= 0.02
+    paper = wdha(BarycenterProblem(A, weights=[0.0, 1.0]), variant="paper")
+    assert np.abs(paper.x - A[1] / A[1].sum()).sum() > 0.02
+
+
+def test_identical_inputs_are_returned_unchanged():
+    rho = np.random.default_rng(1).uniform(0, 1, (20, 24))
+    res = wdha(BarycenterProblem([rho, 2 * rho, 3 * rho], weights=[0.2, 0.3, 0.5]))
+    assert res.status == Status.CONVERGED and res.nit == 0
+    assert np.max(np.abs(res.x - rho / rho.sum())) <= 1e-15
+
+
+def test_more_iterations_do_not_degrade_the_covariance():
+    # the step has a fixed horizon, so the iterate at nit = k is that of a run of k
+    A, truth = _three_gaussians(64)
+    errors = {}
+
+    def record(intermediate_result):
+        if intermediate_result.nit in (300, 1000, 3000):
+            errors[intermediate_result.nit] = _errors(intermediate_result.x, truth)[1]
+
+    res = wdha(BarycenterProblem(A), maxiter=3000, xtol=0.0, callback=record)
+    assert res.status == Status.MAXITER and not res.success
+    assert errors[1000] <= errors[300] + 0.002 and errors[3000] <= errors[1000] + 0.002
+    assert errors[3000] <= errors[300] + 0.002
+
+
+def test_stopping_rule_and_history():
+    A = np.array([_disk(32, 0.1), np.roll(_disk(32, 0.1), (6, 4), axis=(0, 1))])
+    res = wdha(BarycenterProblem(A), xtol=1e-2, history=True)
+    step = res.history["step_cells"]
+    assert res.status == Status.CONVERGED and 0 < res.nit < 1000
+    assert step[-1] <= 1e-2 < step[:-1].min()
+    assert "1.000e-02" not in res.message and "xtol = 0.01" in res.message
+    # a tighter xtol runs longer; tol still stops on the stationarity
+    assert wdha(BarycenterProblem(A), xtol=1e-3).nit > res.nit
+    assert wdha(BarycenterProblem(A), tol=1.0).nit == 0
+
+
+def test_sharpened_output_has_no_checkerboard():
+    y, x = grid_coordinates((64, 64))
+    square = ((np.abs(y - 0.3) <= 0.12) & (np.abs(x - 0.3) <= 0.12)).astype(float)
+    disk = ((y - 0.68) ** 2 + (x - 0.7) ** 2 <= 0.14 ** 2).astype(float)
+    A = np.array([square, disk])
+    it = wdha(BarycenterProblem(A))
+    sharp = wdha(BarycenterProblem(A), output="sharpened")
+    assert sharp.nit == it.nit and np.array_equal(sharp.potentials, it.potentials)
+    assert _checkerboard(sharp.x) <= 0.03 < _checkerboard(it.x)
+    assert np.all(sharp.x >= 0) and abs(sharp.x.sum() - 1) <= 1e-12
+    # the paper's iterate is more speckled than the default's
+    assert _checkerboard(wdha(BarycenterProblem(A), variant="paper").x) > _checkerboard(it.x)
+
+
+def test_sharp_options_are_checked():
+    problem = BarycenterProblem(np.array([_disk(16, 0.2), _disk(16, 0.3)]))
+    for name, value, error in (("variant", "fast", ValueError), ("xtol", -1.0, ValueError),
+                               ("horizon", 0, ValueError), ("warm_start", -1, ValueError),
+                               ("warm_start", 1.5, TypeError), ("output", "best", ValueError)):
+        with pytest.raises(error, match=name):
+            wdha(problem, **{name: value})
+    with pytest.raises(ValueError, match="variant"):
+        wdha_barycenter(problem.densities, variant="fast")
