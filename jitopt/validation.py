@@ -9,7 +9,38 @@ __all__ = ["check_int", "check_real", "check_choice", "check_rng", "check_array"
 
 
 def check_int(name, value, low=None, high=None):
-    """Return ``value`` as an int, or raise if it is not an integer in ``[low, high]``."""
+    """Return ``value`` as an int, or raise if it is not an integer in ``[low, high]``.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : object
+        The value to check; ``bool`` is refused.
+    low, high : int, optional
+        Bounds of the closed interval (``None``: unbounded on that side).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        When ``value`` is not an integer.
+    ValueError
+        When it is outside ``[low, high]``.
+
+    Examples
+    --------
+    >>> from jitopt.validation import check_int
+    >>> check_int("maxiter", 10, low=0)
+    10
+    >>> check_int("maxiter", -1, low=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: maxiter must be in [0, inf], got -1
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     value = int(value)
@@ -21,7 +52,40 @@ def check_int(name, value, low=None, high=None):
 
 
 def check_real(name, value, low=None, high=None, low_open=False, high_open=False):
-    """Return ``value`` as a float, or raise if it is not a real number in the interval."""
+    """Return ``value`` as a float, or raise if it is not a real number in the interval.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : object
+        The value to check; ``bool`` and NaN are refused.
+    low, high : float, optional
+        Bounds of the interval (``None``: unbounded on that side).
+    low_open, high_open : bool
+        Whether the interval is open at that bound.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        When ``value`` is not a real number.
+    ValueError
+        When it is NaN or outside the interval.
+
+    Examples
+    --------
+    >>> from jitopt.validation import check_real
+    >>> check_real("tol", 1e-8, low=0.0, low_open=True)
+    1e-08
+    >>> check_real("tol", 0.0, low=0.0, low_open=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: tol must be in (0, inf), got 0.0
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     value = float(value)
@@ -38,14 +102,51 @@ def check_real(name, value, low=None, high=None, low_open=False, high_open=False
 
 
 def check_choice(name, value, choices):
-    """Return ``value`` if it is one of ``choices``, else raise a ``ValueError``."""
+    """Return ``value`` if it is one of ``choices``, else raise a ``ValueError``.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : object
+        The value to check.
+    choices : iterable
+        The accepted values.
+
+    Returns
+    -------
+    object
+        ``value``.
+
+    Examples
+    --------
+    >>> from jitopt.validation import check_choice
+    >>> check_choice("step", "bb", ("bb", "armijo"))
+    'bb'
+    """
     if value not in choices:
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
     return value
 
 
 def check_rng(rng):
-    """A :class:`numpy.random.Generator` from ``None``, an int seed or a Generator."""
+    """A :class:`numpy.random.Generator` from ``None``, an int seed or a Generator.
+
+    Parameters
+    ----------
+    rng : None, int, numpy.random.Generator or numpy.random.SeedSequence
+        The seed or generator; a Generator is returned as it is (so draws continue).
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Examples
+    --------
+    >>> from jitopt.validation import check_rng
+    >>> bool(check_rng(3).integers(10) == check_rng(3).integers(10))
+    True
+    """
     if rng is None or isinstance(rng, (numbers.Integral, np.random.Generator,
                                        np.random.SeedSequence)):
         return np.random.default_rng(rng)
@@ -56,9 +157,38 @@ def check_rng(rng):
 def check_array(name, value, ndim=None):
     """A new writable C-contiguous float64 copy of the real, finite array ``value``.
 
-    Raises a ``TypeError`` for complex or non-numeric input and a ``ValueError`` for the
-    wrong number of axes (when ``ndim`` is given) or a NaN/inf entry. The copy means the
-    caller's array is never modified and every kernel sees one layout.
+    The copy means the caller's array is never modified and every kernel sees one layout.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : array_like
+        The array to check.
+    ndim : int, optional
+        The number of axes it must have.
+
+    Returns
+    -------
+    numpy.ndarray
+        A float64 C-contiguous copy.
+
+    Raises
+    ------
+    TypeError
+        For complex or non-numeric input.
+    ValueError
+        For the wrong number of axes or a NaN/inf entry.
+
+    Examples
+    --------
+    >>> from jitopt.validation import check_array
+    >>> check_array("x0", [1, 2])
+    array([1., 2.])
+    >>> check_array("x0", [1.0, float("nan")])
+    Traceback (most recent call last):
+    ...
+    ValueError: x0 must be finite (no NaN or inf)
     """
     if np.iscomplexobj(value):
         raise TypeError(f"{name} must be real, got a complex array")
@@ -75,5 +205,24 @@ def check_array(name, value, ndim=None):
 
 def as_c_float(a):
     """``a`` as a C-contiguous float64 array (no copy when it already is one): the one
-    layout the Numba kernels are compiled for."""
+    layout the Numba kernels are compiled for.
+
+    Parameters
+    ----------
+    a : array_like
+        The array.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``a`` itself when it is already C-contiguous float64, else a converted copy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.validation import as_c_float
+    >>> x = np.zeros(3)
+    >>> as_c_float(x) is x, as_c_float(np.arange(3)).dtype
+    (True, dtype('float64'))
+    """
     return np.ascontiguousarray(a, dtype=np.float64)

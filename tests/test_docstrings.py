@@ -25,22 +25,6 @@ PACKAGES = ("jitopt", "jitopt.games", "jitopt.manifolds", "jitopt.problems", "ji
 # the signature; RT01 no Returns section; YD01 no Yields section; EX01 no Examples section.
 CHECKS = ("GL08", "PR01", "PR02", "RT01", "YD01", "EX01")
 
-# Names whose docstrings are still being written along with the code around them: their
-# checks run as expected failures (an XPASS in the report says the name can leave the list).
-PENDING = {
-    "jitopt.manifolds.Manifold", "jitopt.manifolds.Euclidean", "jitopt.manifolds.Grassmann",
-    "jitopt.manifolds.Orthogonal", "jitopt.manifolds.SPD",
-    "jitopt.transport.grid_coordinates", "jitopt.transport.legendre_transform",
-    "jitopt.transport.c_transform", "jitopt.transport.inverse_laplacian",
-    "jitopt.transport.potential_gradient", "jitopt.transport.pushforward",
-    "jitopt.transport.wasserstein2_grid",
-    "jitopt.transport.wasserstein2_1d", "jitopt.transport.barycenter_1d",
-    "jitopt.validation.check_int", "jitopt.validation.check_real",
-    "jitopt.validation.check_choice", "jitopt.validation.check_rng",
-    "jitopt.validation.check_array", "jitopt.validation.as_c_float",
-}
-
-
 def public_api():
     """Every public function and class, once, by the first name it is exported under."""
     found = {}
@@ -71,17 +55,9 @@ def test_the_api_is_collected():
     assert {"jitopt.minimize", "jitopt.solvers.srge", "jitopt.sparse.iht",
             "jitopt.sets.Box", "jitopt.OptimizeResult"} <= names
     assert len(names) > 80
-    assert PENDING <= names, sorted(PENDING - names)
 
 
-def _cases():
-    for name, obj in API:
-        marks = [pytest.mark.xfail(reason="docstring pending", strict=False)] \
-            if name in PENDING else []
-        yield pytest.param(name, obj, id=name, marks=marks)
-
-
-@pytest.mark.parametrize("name, obj", list(_cases()))
+@pytest.mark.parametrize("name, obj", API, ids=[name for name, _ in API])
 def test_docstring(name, obj):
     found = problems(obj)
     assert not found, f"{name}: " + "; ".join(found)

@@ -299,3 +299,14 @@ def test_tour_entry():
 
     method, _, summary, error, _ = tour()
     assert method == "rlbfgs, rtr" and "FAILED" not in summary and error <= 1e-10
+
+
+@pytest.mark.parametrize("name", ["rlbfgs", "rcg"])
+def test_approximate_wolfe_goes_below_the_rounding_floor_of_value_tests(name):
+    problem = pca(Stiefel(20, 3))  # |f| ~ 1e2: plain Wolfe stalls near 1e-8 |g0|
+    x0 = problem.manifold.random_point(3)
+    g0 = problem.manifold.norm(x0, problem.rgrad(x0))
+    plain = SOLVERS[name](problem, x0, gtol=1e-12 * g0, approximate=False, maxiter=5000)
+    assert plain.status == Status.SMALL_STEP and plain.stationarity > 1e-10 * g0
+    res = SOLVERS[name](problem, x0, gtol=1e-12 * g0, maxiter=5000)
+    assert res.stationarity <= 1e-12 * g0 and res.status == Status.CONVERGED

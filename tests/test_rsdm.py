@@ -539,6 +539,8 @@ def test_bad_input():
         rsdm(Problem(Euclidean(3), lambda x: 0.0, lambda x: x))
     with pytest.raises(TypeError, match="problem must be a Problem"):
         rsdm(A)
+    with pytest.raises(TypeError, match="rsdm takes one copy"):
+        rsdm(Problem(Stiefel(6, 2, k=3), lambda x: 0.0, lambda x: 0 * x))
     res = rsdm(problem, step=lambda k: 0.0, maxiter=3)  # a fault after the start: a result
     assert res.status == Status.ORACLE_ERROR and "step(0) must return" in res.message
     with pytest.raises(ValueError, match="cost_change needs egrad_rows"):

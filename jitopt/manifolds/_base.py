@@ -67,6 +67,39 @@ class Manifold:
 
     Optional methods ``exp``, ``log`` and ``dist`` exist on the manifolds where they are
     cheap; ``hasattr(manifold, "exp")`` tells.
+
+    Parameters
+    ----------
+    name : str
+        The manifold's name, as its ``repr`` shows it (e.g. ``"Stiefel(10, 3)"``).
+    shape : tuple of int
+        The shape of points and tangent vectors.
+    dim : int
+        The dimension of the manifold.
+    retraction : str, optional
+        One of the subclass's :attr:`retractions` (its first by default).
+
+    Examples
+    --------
+    A subclass needs its projection, retraction and random point; the unit circle in the
+    plane:
+
+    >>> import numpy as np
+    >>> from jitopt.manifolds import Manifold
+    >>> class Circle(Manifold):
+    ...     def __init__(self):
+    ...         super().__init__("Circle", (2,), 1)
+    ...     def projection(self, x, u):
+    ...         return u - (x @ u) * x
+    ...     def retraction(self, x, u):
+    ...         return (x + u) / np.linalg.norm(x + u)
+    ...     def random_point(self, rng=None):
+    ...         t = np.random.default_rng(rng).uniform(0, 2 * np.pi)
+    ...         return np.array([np.cos(t), np.sin(t)])
+    >>> c = Circle()
+    >>> x = np.array([1.0, 0.0])
+    >>> c.norm(x, c.projection(x, np.array([3.0, 4.0])))
+    4.0
     """
 
     #: Names accepted by the ``retraction`` argument of the constructor.

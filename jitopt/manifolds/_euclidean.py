@@ -27,6 +27,21 @@ class Euclidean(Manifold):
     """Euclidean space of arrays of a given shape, e.g. ``Euclidean(3)`` or ``Euclidean(3, 2)``.
 
     Retraction and exponential map are ``x + u``; transport is the identity.
+
+    Parameters
+    ----------
+    *shape : int
+        The shape of the points (or one tuple of it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.manifolds import Euclidean
+    >>> m = Euclidean(3, 2)
+    >>> m.shape, m.dim
+    ((3, 2), 6)
+    >>> m.retraction(np.zeros((3, 2)), np.ones((3, 2)))[0]
+    array([1., 1.])
     """
 
     def __init__(self, *shape):

@@ -190,6 +190,9 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     (True, True)
     """
     M = problem.manifold
+    if getattr(M, "k", 1) != 1:
+        raise TypeError(f"rsdm takes one copy of a manifold, got {M!r} with k = {M.k} copies: "
+                        f"use rgd or rlbfgs, or one rsdm run per copy")
     n, p = M.shape
     if n < 2:
         raise ValueError(f"rsdm needs n >= 2 (a rotation block of size r >= 2), got n={n}")
