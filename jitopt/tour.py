@@ -46,7 +46,8 @@ def riemannian():
     b = solvers.rtr(problem, x0, gtol=1e-8)
     gap = max(abs(r.fun - problem.fopt) for r in (a, b)) / abs(problem.fopt)
     return ("rlbfgs, rtr", "Procrustes on SO(30)",
-            f"{_status(a)} in {a.nit} it., {_status(b)} in {b.nit} it.", gap, "rel. gap")
+            f"{'converged' if a.success and b.success else 'FAILED'}, {a.nit} / {b.nit} it.",
+            gap, "rel. gap")
 
 
 def rsdm():

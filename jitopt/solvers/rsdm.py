@@ -55,9 +55,9 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
 
     .. math::
 
-        \Omega = \mathrm{skew}\big((PG)(PX)^\top\big), \qquad
-        Y = \big(I_r + \tfrac\eta2\Omega\big)^{-1}\big(I_r - \tfrac\eta2\Omega\big), \qquad
-        X^+ = X + P^\top (Y - I_r)\,PX,
+        \Omega &= \mathrm{skew}\big((PG)(PX)^\top\big), \\
+        Y &= \big(I_r + \tfrac\eta2\Omega\big)^{-1}\big(I_r - \tfrac\eta2\Omega\big), \\
+        X^+ &= X + P^\top (Y - I_r)\,PX,
 
     i.e. one Riemannian gradient step, from the identity, on the small group
     :math:`O(r)` for :math:`Y \mapsto f\big((I + P^\top(Y - I)P)X\big)`, with the Cayley

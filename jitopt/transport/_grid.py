@@ -104,8 +104,10 @@ def legendre_transform(f):
 def c_transform(f):
     r"""Discrete c-transform for the cost :math:`c(x, y) = \tfrac12|x - y|^2` on the grid.
 
-    .. math:: f^c(y) = \min_{x \in G} \tfrac12|x - y|^2 - f(x) = q(y) - (q - f)^*(y),
-              \qquad q = \tfrac12|\cdot|^2,
+    .. math::
+
+        f^c(y) &= \min_{x \in G} \tfrac12|x - y|^2 - f(x) \\
+               &= q(y) - (q - f)^*(y), \qquad q = \tfrac12|\cdot|^2,
 
     computed exactly in :math:`O(m)` through :func:`legendre_transform`.
 

@@ -36,9 +36,11 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
 
     Solves :math:`\min_\nu \sum_i \lambda_i W_2^2(\nu, \mu_i)` through the minimax problem
 
-    .. math:: \min_{\nu}\ \max_{\psi_i\ \text{convex}}\ J(\nu, \psi) = \sum_i \lambda_i
-              \Bigl[\int (q - \psi_i)\,d\nu + \int (q - \psi_i^*)\,d\mu_i\Bigr],
-              \qquad q = \tfrac12 |x|^2,
+    .. math::
+
+        \min_{\nu}\ \max_{\psi_i\ \text{convex}}\ J(\nu, \psi) &= \sum_i \lambda_i
+        \Bigl[\int (q - \psi_i)\,d\nu + \int (q - \psi_i^*)\,d\mu_i\Bigr], \\
+        q &= \tfrac12 |x|^2,
 
     (each bracket is :math:`\tfrac12 W_2^2(\nu, \mu_i)` at its maximum). Each evaluation at
     the barycenter :math:`\nu` takes an :math:`\dot H^1` ascent step on each potential,
