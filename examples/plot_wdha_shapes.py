@@ -39,6 +39,10 @@ heart = (u * u + v * v - 1) ** 3 - u * u * v ** 3 <= 0
 square = (np.abs(y - 0.2) <= 0.1) & (np.abs(x - 0.2) <= 0.1)
 A = np.array([disk, cross, heart, square], dtype=float)
 
+# one iteration of each variant first: the times below exclude Numba's compilation
+wdha(BarycenterProblem(A), maxiter=1, output="sharpened")
+wdha(BarycenterProblem(A), maxiter=1, variant="paper")
+
 results = {}
 t0 = time.perf_counter()
 res = wdha(BarycenterProblem(A), output="sharpened")
