@@ -21,7 +21,7 @@ _NAMES = {
     "Problem": "._core.problem",
     "FiniteSumProblem": "._core.problem",
     "BaseProblem": "._core.problem",
-    "OracleCounts": "._core.problem",
+    "OracleCounts": "._core.counts",
     "OptimizeResult": "._core.result",
     "Status": "._core.result",
     "OracleError": "._core.result",

@@ -5,8 +5,9 @@ import itertools
 import numpy as np
 import pytest
 
-from jitopt.sets import (Box, CappedSimplex, GroupNormBall, Intersection, L1Ball, L2Ball,
-                         LInfBall, NonNegative, Simplex, project_kernel)
+from jitopt.sets import (Box, CappedSimplex, ConvexSet, GroupNormBall, Intersection, L1Ball,
+                         L2Ball, LInfBall, NonNegative, Polytope, ProductOfSimplices, Simplex,
+                         project_kernel)
 
 D = 6
 GROUPS = np.array([0, 0, 1, 1, 1, 2])
@@ -349,3 +350,115 @@ def test_sets_load_no_lp_solver_or_sparse_matrices():
             assert not any(name.startswith("scipy") for name in names), (path.name, names)
     # the lazy import still works
     assert jitopt.sets.Polytope([[1.0], [-1.0]], [1.0, 1.0]).upper[0] == pytest.approx(1.0)
+
+
+# -- never a silently wrong answer ------------------------------------------------------------
+
+@pytest.mark.parametrize("cset, z, expected", [
+    (Simplex(), [1e16], [1.0]),
+    (L1Ball(2.0), [1.8e16], [2.0]),
+    (L1Ball(2.0), [-1.8e16, 1e16], [-2.0, 0.0]),
+    (L2Ball(1.0), [1e160, 1e160], [np.sqrt(0.5)] * 2),
+    (L2Ball(1e-300), [3e-300, 4e-300], [6e-301, 8e-301]),
+    (L2Ball(1.0), [1e-300, 0.0], [1e-300, 0.0]),
+    (CappedSimplex(1.0), [1e300, 1e300], [0.5, 0.5]),
+    (Simplex(1e-300), [1.0, 1.0], [5e-301, 5e-301]),
+    (Simplex(), [1e308, -1e308, 1e308], [0.5, 0.0, 0.5]),
+    (GroupNormBall([0, 0, 1], 1.0), [1e200, 1e200, 0.0], [np.sqrt(0.5)] * 2 + [0.0]),
+    (GroupNormBall([0, 0, 1], 1.0, q=np.inf), [3e-300, 4e-300, 1e-301], [3e-300, 4e-300, 1e-301]),
+    (L1Ball(1.0) & L2Ball(0.5), [1e300, 0.0, 0.0], [0.5, 0.0, 0.0]),
+], ids=repr)
+def test_extreme_scales_give_the_right_answer(cset, z, expected):
+    x = cset.project(np.array(z))
+    np.testing.assert_allclose(x, expected, rtol=1e-12, atol=0)
+
+
+def test_group_ball_on_huge_entries_is_finite_and_in_the_set():
+    g = GroupNormBall([0, 0, 1, 1], 1.0)
+    x = g.project(np.full(4, 1e200))
+    np.testing.assert_allclose(x, np.full(4, 0.5 / np.sqrt(2)), rtol=1e-12)
+    assert g.contains(x, tol=1e-12)
+    assert not g.contains(np.full(4, 1e200)) and not L2Ball(1.0).contains([1e200, 1e200])
+
+
+@pytest.mark.parametrize("cset, d", [(Box(lower=0.6) & L2Ball(1.0), 3),
+                                     (Box(lower=0.6) & L1Ball(1.0), 2),
+                                     (Box(lower=-1.0, upper=-0.2) & L2Ball(1.0), 26),
+                                     (Simplex(), 0)], ids=repr)
+def test_empty_intersections_are_reported(cset, d):
+    with pytest.raises(ValueError, match="empty"):
+        cset.project(np.zeros(d))
+    with pytest.raises(ValueError, match="empty"):
+        cset.contains(np.zeros(d))
+    with pytest.raises(ValueError, match="empty"):
+        cset.kernel_args(d)
+
+
+def test_empty_sets_of_fixed_dimension_are_refused_when_built():
+    with pytest.raises(ValueError, match="empty"):
+        Box(-1.0, -0.2) & GroupNormBall([0, 1, 2], 0.5)   # group norms sum to 0.6
+    with pytest.raises(ValueError, match="empty"):
+        Box(0.5, 1.0) & GroupNormBall([0, 1, 1], 0.6, np.inf)   # group 1 has norm 0.707
+    with pytest.raises(ValueError, match="empty"):
+        Box(np.full(3, 0.6)) & L2Ball(1.0)
+
+
+def test_nonempty_edge_cases_still_project():
+    # the box point nearest 0 is exactly on the sphere: the set is that point
+    s = Box(lower=0.6) & L2Ball(np.sqrt(2 * 0.36))
+    np.testing.assert_allclose(s.project(np.zeros(2)), [0.6, 0.6], rtol=1e-15)
+    assert (Box(lower=0.6) & L2Ball(1.0)).contains([0.6, 0.6])
+
+
+def test_project_kernel_refuses_bad_indices_and_lengths():
+    lo, hi, fpar, ipar, groups = (L2Ball(1.0)).kernel_args(3)
+    with pytest.raises(ValueError, match="idx"):
+        project_kernel(lo, hi, fpar, ipar, groups, np.array([3]), np.ones(1), np.empty(1))
+    with pytest.raises(ValueError, match="idx"):
+        project_kernel(lo, hi, fpar, ipar, groups, np.array([-1]), np.ones(1), np.empty(1))
+    with pytest.raises(ValueError, match="out"):
+        project_kernel(lo, hi, fpar, ipar, groups, np.arange(3), np.ones(3), np.empty(2))
+    with pytest.raises(ValueError, match="lo and hi"):
+        project_kernel(lo, hi[:2], fpar, ipar, groups, np.arange(2), np.ones(2), np.empty(2))
+    args = GroupNormBall([0, 1, 1], 1.0).kernel_args(3)
+    bad = args[:2] + (args[2], np.array([1, 0, 1]), args[4])  # 1 group declared, label 1 used
+    with pytest.raises(ValueError, match="groups"):
+        project_kernel(*bad, np.arange(3), np.ones(3), np.empty(3))
+
+
+@pytest.mark.parametrize("make, err, match", [
+    (lambda: ProductOfSimplices([2.5]), TypeError, "sizes"),
+    (lambda: ProductOfSimplices("12"), TypeError, "sizes"),
+    (lambda: ProductOfSimplices([True, 2]), TypeError, "sizes"),
+    (lambda: ProductOfSimplices(3), TypeError, "sizes"),
+    (lambda: ProductOfSimplices([2, 0]), ValueError, "sizes"),
+    (lambda: L2Ball(np.nan), ValueError, "radius"),
+    (lambda: L1Ball(np.inf), ValueError, "radius"),
+    (lambda: L2Ball(1j), TypeError, "radius"),
+    (lambda: Box(np.nan), ValueError, "lower"),
+    (lambda: Box(0.0, [1j, 1.0]), TypeError, "upper"),
+    (lambda: Box("0"), TypeError, "lower"),
+    (lambda: L2Ball().contains([0.0], tol=np.nan), ValueError, "tol"),
+    (lambda: L2Ball().contains([0.0], tol=np.inf), ValueError, "tol"),
+    (lambda: ProductOfSimplices([2]).contains([0.5, 0.5], tol=np.nan), ValueError, "tol"),
+    (lambda: L2Ball().project([1.0 + 1j]), TypeError, "x"),
+    (lambda: ProductOfSimplices([2]).project([1.0, 1j]), TypeError, "x"),
+    (lambda: Simplex().project(["1", "2"]), TypeError, "x"),
+    (lambda: ConvexSet(r2=np.nan), ValueError, "r2"),
+    (lambda: ConvexSet(gq=3), ValueError, "gq"),
+    (lambda: Polytope([[1j]], [1.0]), TypeError, "A"),
+    (lambda: ConvexSet(groups=[0.5, 0.0], gq=1, rg=1.0), TypeError, "groups"),
+    (lambda: ConvexSet(groups=[0, 2], gq=1, rg=1.0), ValueError, "groups"),
+    (lambda: GroupNormBall([0, 1], q=True), ValueError, "q"),
+], ids=range(23))
+def test_bad_parameters_are_refused(make, err, match):
+    with pytest.raises(err, match=match):
+        make()
+
+
+def test_product_of_simplices_accepts_numpy_integers_and_keeps_input():
+    P = ProductOfSimplices(np.array([2, 1]))
+    z = np.array([1e16, 0.0, 5.0])
+    x = P.project(z)
+    np.testing.assert_array_equal(z, [1e16, 0.0, 5.0])
+    np.testing.assert_allclose(x, [1.0, 0.0, 1.0])

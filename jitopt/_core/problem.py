@@ -6,54 +6,10 @@ import numpy as np
 
 from ..manifolds import Manifold
 from ..manifolds._base import manifold_type_error
+from .counts import OracleCounts
 from .result import NonFiniteOracle, OracleError
 
-__all__ = ["OracleCounts", "BaseProblem", "Problem", "FiniteSumProblem"]
-
-
-class OracleCounts:
-    """Counters of oracle calls.
-
-    Attributes
-    ----------
-    nfev : int
-        Cost evaluations (one per call, whatever the batch).
-    njev : int
-        Euclidean gradient evaluations (one per call, whatever the batch).
-    nifo : int
-        Per-sample gradients: a gradient over the sample indices ``idx`` adds ``len(idx)``;
-        a full gradient adds ``n_samples`` (1 for a plain :class:`Problem`).
-    nhev : int
-        Hessian-vector products (one per call).
-
-    Examples
-    --------
-    >>> import jitopt
-    >>> counts = jitopt.OracleCounts()
-    >>> counts.nfev += 2
-    >>> counts
-    OracleCounts(nfev=2, njev=0, nifo=0, nhev=0)
-    >>> counts.reset(); counts.as_dict()
-    {'nfev': 0, 'njev': 0, 'nifo': 0, 'nhev': 0}
-    """
-
-    __slots__ = ("nfev", "njev", "nifo", "nhev")
-
-    def __init__(self):
-        self.reset()
-
-    def reset(self):
-        self.nfev = 0
-        self.njev = 0
-        self.nifo = 0
-        self.nhev = 0
-
-    def as_dict(self):
-        return {"nfev": self.nfev, "njev": self.njev, "nifo": self.nifo, "nhev": self.nhev}
-
-    def __repr__(self):
-        return (f"OracleCounts(nfev={self.nfev}, njev={self.njev}, nifo={self.nifo}, "
-                f"nhev={self.nhev})")
+__all__ = ["BaseProblem", "Problem", "FiniteSumProblem"]
 
 
 class BaseProblem:
@@ -96,8 +52,8 @@ class BaseProblem:
             finite = math.isfinite(value)
         else:  # NaN and inf reach the squared norm (overflow aside: then check each entry)
             flat = value.ravel() if isinstance(value, np.ndarray) else np.ravel(value)
-            finite = (math.isfinite(np.vdot(flat, flat).real)
-                      or bool(np.isfinite(flat).all()))
+            square = flat @ flat if flat.dtype.kind != "c" else np.vdot(flat, flat).real
+            finite = math.isfinite(square) or bool(np.isfinite(flat).all())
         if not finite:
             raise NonFiniteOracle(f"The oracle {name} returned a non-finite value (NaN or inf)")
         return value
@@ -247,6 +203,11 @@ class Problem(BaseProblem):
     # -- oracles as the solvers see them (counted and checked) -------------------------
 
     def _check_value(self, value, oracle):
+        if isinstance(value, float):  # Python and NumPy floats: the common case, fast
+            if not math.isfinite(value):
+                raise NonFiniteOracle(f"The oracle {oracle} returned a non-finite value "
+                                      f"({value})")
+            return float(value)
         if np.iscomplexobj(value):
             raise OracleError(f"The oracle {oracle} must return a real scalar, got a complex "
                               f"value (return its real part for a real cost of complex x)")
@@ -277,7 +238,7 @@ class Problem(BaseProblem):
 
     def cost(self, x):
         """Cost at ``x`` (counts one ``nfev``)."""
-        self.counts.nfev += 1
+        self.counts.add(nfev=1)
         if self._cost is None:
             f, _ = self.call_oracle("cost_and_egrad", self._cost_and_egrad, x)
             return self._check_value(f, "cost_and_egrad")
@@ -285,8 +246,7 @@ class Problem(BaseProblem):
 
     def egrad(self, x):
         """Euclidean gradient at ``x`` (counts one ``njev``)."""
-        self.counts.njev += 1
-        self.counts.nifo += self.n_samples
+        self.counts.add(njev=1, nifo=self.n_samples)
         if self._egrad is None:
             _, g = self.call_oracle("cost_and_egrad", self._cost_and_egrad, x)
             return self._check_grad(np.asarray(g), "cost_and_egrad")
@@ -296,9 +256,7 @@ class Problem(BaseProblem):
         """Cost and Euclidean gradient at ``x`` (counts one ``nfev`` and one ``njev``)."""
         if self._cost_and_egrad is None:
             return self.cost(x), self.egrad(x)
-        self.counts.nfev += 1
-        self.counts.njev += 1
-        self.counts.nifo += self.n_samples
+        self.counts.add(nfev=1, njev=1, nifo=self.n_samples)
         out = self.call_oracle("cost_and_egrad", self._cost_and_egrad, x)
         try:
             f, g = out
@@ -326,7 +284,7 @@ class Problem(BaseProblem):
         """Euclidean Hessian-vector product at ``x`` along ``u`` (counts one ``nhev``)."""
         if self._ehess is None:
             raise AttributeError(f"{self!r} has no ehess oracle")
-        self.counts.nhev += 1
+        self.counts.add(nhev=1)
         return self._check_grad(self.call_oracle("ehess", self._ehess, x, u), "ehess")
 
     @property
@@ -356,7 +314,7 @@ class Problem(BaseProblem):
         (counts one ``njev``)."""
         if self._block_affine is None:
             raise AttributeError(f"{self!r} has no block_affine oracle")
-        self.counts.njev += 1
+        self.counts.add(njev=1)
         lb = self.call_oracle("block_affine", self._block_affine, x, rows)
         return self._check_grad(lb, "block_affine", (len(rows), len(rows)))
 
@@ -364,7 +322,7 @@ class Problem(BaseProblem):
         """Rows ``rows`` of the Euclidean gradient at ``x`` (counts one ``njev``)."""
         if self._egrad_rows is None:
             raise AttributeError(f"{self!r} has no egrad_rows oracle")
-        self.counts.njev += 1
+        self.counts.add(njev=1)
         g = self.call_oracle("egrad_rows", self._egrad_rows, x, rows)
         return self._check_grad(g, "egrad_rows", (len(rows), self.manifold.shape[1]))
 
@@ -372,7 +330,7 @@ class Problem(BaseProblem):
         """:math:`f(x') - f(x)` for ``x'[rows] = x[rows] + delta`` (counts one ``nfev``)."""
         if self._cost_change is None:
             raise AttributeError(f"{self!r} has no cost_change oracle")
-        self.counts.nfev += 1
+        self.counts.add(nfev=1)
         change = self.call_oracle("cost_change", self._cost_change, x, rows, delta, grad_rows)
         return self._check_value(change, "cost_change")
 
@@ -440,15 +398,14 @@ class FiniteSumProblem(Problem):
 
     def cost(self, x, idx=None):
         """Mean cost over ``idx`` (all samples by default); counts one ``nfev``."""
-        self.counts.nfev += 1
+        self.counts.add(nfev=1)
         idx = self.all_samples if idx is None else idx
         return self._check_value(self.call_oracle("cost", self._cost, x, idx), "cost")
 
     def egrad(self, x, idx=None):
         """Mean Euclidean gradient over ``idx`` (all by default); counts ``len(idx)`` IFO."""
         idx = self.all_samples if idx is None else idx
-        self.counts.njev += 1
-        self.counts.nifo += len(idx)
+        self.counts.add(njev=1, nifo=len(idx))
         return self._check_grad(self.call_oracle("egrad", self._egrad, x, idx), "egrad")
 
     def cost_and_egrad(self, x):

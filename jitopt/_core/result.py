@@ -251,7 +251,9 @@ class Monitor:
     :meth:`iteration` once per iterate, ``nit = 0`` being the starting point (recorded in
     the history, not passed to the callback, as in scipy); :meth:`iteration` returns
     ``True`` when the callback raised :class:`StopIteration`. Oracle counts are those made
-    since the monitor was created, so a problem can be solved several times.
+    since the monitor was created by the calling thread (:meth:`OracleCounts.own
+    <jitopt.OracleCounts.own>`), so a problem can be solved several times, and by
+    concurrent runs in threads, each counting its own calls.
 
     Parameters
     ----------
@@ -299,7 +301,6 @@ class Monitor:
         #: returning a dict (e.g. SERENA's ``passes``), set by the solver after the start
         self.fault_fields = None
         self._base = self._snapshot()
-        self._base_nhev = getattr(problem.counts, "nhev", 0)
         self.start = time.perf_counter()
         frames = _run_frames()
         if frames:
@@ -307,11 +308,13 @@ class Monitor:
 
     def _snapshot(self):
         c = self.problem.counts
-        return (c.nfev, c.njev, c.nifo)
+        if hasattr(c, "own"):  # the calling thread's counts: a run sees its own calls
+            return c.own()
+        return (c.nfev, c.njev, c.nifo, getattr(c, "nhev", 0))
 
     def counts(self):
-        """``(nfev, njev, nifo)`` since the monitor was created."""
-        return tuple(now - base for now, base in zip(self._snapshot(), self._base))
+        """``(nfev, njev, nifo)`` made by this run (its thread) since the monitor was created."""
+        return tuple(now - base for now, base in zip(self._snapshot()[:3], self._base))
 
     def elapsed(self):
         return time.perf_counter() - self.start
@@ -367,7 +370,7 @@ class Monitor:
             nfev=nfev,
             njev=njev,
             nifo=nifo,
-            nhev=getattr(self.problem.counts, "nhev", 0) - self._base_nhev,
+            nhev=self._snapshot()[3] - self._base[3],
             time=self.elapsed(),
             **extra,
         )

@@ -89,6 +89,9 @@ class Sphere(Manifold):
         for ``k > 1``, each slice on the sphere (the product metric).
     retraction : {"projection", "exp"}
         ``"projection"`` (default) normalises ``x + u``; ``"exp"`` follows the great circle.
+        Where ``x + u = 0`` (``u = -x``) the projection retraction takes the exponential
+        map instead, so that it always returns a point of the sphere; a NaN in ``u`` raises
+        a ``ValueError``.
 
     Examples
     --------
@@ -133,10 +136,20 @@ class Sphere(Manifold):
         if self.retraction_name == "exp":
             return self.exp(x, u)
         y = x + u
-        return y / self._norms(y)
+        n = self._norms(y)
+        if np.all(n > 0.0):
+            return y / n
+        if np.isnan(n).any():
+            raise ValueError("u must be a finite tangent vector, got NaN entries")
+        # u = -x: x + u is 0; there (and only there) the exponential map is used
+        if self.k == 1:
+            return self.exp(x, u)
+        return np.where(n > 0.0, y / np.where(n > 0.0, n, 1.0), self.exp(x, u))
 
     def exp(self, x, u):
         t = self._norms(u)
+        if np.isnan(t).any():
+            raise ValueError("u must be a finite tangent vector, got NaN entries")
         if self.k == 1:
             if t == 0.0:
                 return np.array(x, dtype=float)

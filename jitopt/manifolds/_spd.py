@@ -21,7 +21,8 @@ class SPD(Manifold):
     matrices; the Riemannian gradient is :math:`X\,\mathrm{sym}(G)\,X`;
     :math:`\exp_X(U) = X^{1/2}\exp(X^{-1/2}UX^{-1/2})X^{1/2}`; ``transport`` is parallel
     transport :math:`EUE^\top` with :math:`E = (YX^{-1})^{1/2}`; ``dist`` is
-    :math:`\|\log(X^{-1/2}YX^{-1/2})\|_F`.
+    :math:`\|\log(X^{-1/2}YX^{-1/2})\|_F`. ``exp`` and ``dist`` at a point that is not
+    positive definite, or with a NaN argument, raise a ``ValueError`` naming it.
 
     Parameters
     ----------
@@ -74,29 +75,81 @@ class SPD(Manifold):
     def retraction(self, x, u):
         if self.retraction_name == "exp":
             return self.exp(x, u)
-        if self.k > 1:
-            return np.stack([K.spd_second_order_retraction(*a) for a in zip(_c(x), _c(u))])
-        return K.spd_second_order_retraction(_c(x), _c(u))
+        try:
+            if self.k > 1:
+                y = np.stack([K.spd_second_order_retraction(*a) for a in zip(_c(x), _c(u))])
+            else:
+                y = K.spd_second_order_retraction(_c(x), _c(u))
+        except np.linalg.LinAlgError:
+            y = np.nan
+        if not np.isfinite(y).all():
+            self._refuse(x=x, u=u)
+        return y
 
     def exp(self, x, u):
-        if self.k > 1:
-            return K.batch_spd_exp(_c(x), _c(u))
-        return K.spd_exp(_c(x), _c(u))
+        try:
+            y = K.batch_spd_exp(_c(x), _c(u)) if self.k > 1 else K.spd_exp(_c(x), _c(u))
+        except np.linalg.LinAlgError:
+            y = np.nan
+        if not np.isfinite(y).all():
+            self._refuse(x=x, u=u)
+        return y
+
+    def _refuse(self, **arrays):
+        """The ValueError naming the argument that is not finite, or not SPD, when a
+        kernel failed on it (NaN or a LinAlgError)."""
+        for name, a in arrays.items():
+            if not np.isfinite(a).all():
+                raise ValueError(f"{name} must be finite, got NaN or inf entries")
+        for name, a in arrays.items():
+            if name in ("x", "y", "x1", "x2") and not self._is_spd(a):
+                raise ValueError(f"{name} must be a symmetric positive definite point of "
+                                 f"{self!r}")
+        raise ValueError(f"the result on {self!r} is not finite: the arguments are too "
+                         f"large in magnitude")
+
+    def _is_spd(self, a):
+        try:
+            np.linalg.cholesky(a)
+        except np.linalg.LinAlgError:
+            return False
+        return bool(np.allclose(a, _t(a), rtol=1e-8, atol=1e-12 * np.abs(a).max()))
 
     def log(self, x, y):
-        if self.k > 1:
-            return np.stack([K.spd_log(a, b) for a, b in zip(_c(x), _c(y))])
-        return K.spd_log(_c(x), _c(y))
+        try:
+            if self.k > 1:
+                u = np.stack([K.spd_log(a, b) for a, b in zip(_c(x), _c(y))])
+            else:
+                u = K.spd_log(_c(x), _c(y))
+        except np.linalg.LinAlgError:
+            u = np.nan
+        if not np.isfinite(u).all():
+            self._refuse(x=x, y=y)
+        return u
 
     def dist(self, x, y):
-        if self.k > 1:
-            return float(np.sqrt(sum(K.spd_dist(a, b) ** 2 for a, b in zip(_c(x), _c(y)))))
-        return float(K.spd_dist(_c(x), _c(y)))
+        try:
+            if self.k > 1:
+                d = float(np.sqrt(sum(K.spd_dist(a, b) ** 2 for a, b in zip(_c(x), _c(y)))))
+            else:
+                d = float(K.spd_dist(_c(x), _c(y)))
+        except np.linalg.LinAlgError:
+            d = np.nan
+        if not np.isfinite(d):
+            self._refuse(x=x, y=y)
+        return d
 
     def transport(self, x1, x2, u):
-        if self.k > 1:
-            return np.stack([K.spd_transport(*a) for a in zip(_c(x1), _c(x2), _c(u))])
-        return K.spd_transport(_c(x1), _c(x2), _c(u))
+        try:
+            if self.k > 1:
+                v = np.stack([K.spd_transport(*a) for a in zip(_c(x1), _c(x2), _c(u))])
+            else:
+                v = K.spd_transport(_c(x1), _c(x2), _c(u))
+        except np.linalg.LinAlgError:
+            v = np.nan
+        if not np.isfinite(v).all():
+            self._refuse(x1=x1, x2=x2, u=u)
+        return v
 
     def random_point(self, rng=None):
         rng = np.random.default_rng(rng)

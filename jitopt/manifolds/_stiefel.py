@@ -36,6 +36,13 @@ def _each(f, *arrays):
     return np.stack([f(*a) for a in zip(*arrays)])
 
 
+def _refuse_nonfinite(**arrays):
+    """The ValueError naming the first argument with NaN or inf entries, if there is one."""
+    for name, a in arrays.items():
+        if not np.isfinite(a).all():
+            raise ValueError(f"{name} must be finite, got NaN or inf entries")
+
+
 def _orthonormality_error(x, atol):
     errs = np.linalg.norm(_t(x) @ x - np.eye(x.shape[-1]), axis=(-2, -1)).reshape(-1)
     i = int(np.argmax(errs))
@@ -72,7 +79,11 @@ class _Copies(Manifold):
             self._retract = _RETRACTIONS[self.retraction_name][self.k > 1]
 
     def retraction(self, x, u):
-        return self._retract(_c(x), _c(u))
+        try:
+            return self._retract(_c(x), _c(u))
+        except np.linalg.LinAlgError:
+            _refuse_nonfinite(x=x, u=u)
+            raise
 
     def random_point(self, rng=None):
         a = np.random.default_rng(rng).standard_normal(self.shape)
@@ -142,7 +153,9 @@ class Grassmann(_Copies):
     A point is an orthonormal basis :math:`X \in \mathrm{St}(n, p)` of the subspace;
     tangent vectors are horizontal (:math:`X^\top U = 0`), the projection is
     :math:`U - XX^\top U`, and ``exp``, ``log`` and ``dist`` (principal angles) are exact.
-    Costs must be invariant under :math:`X \mapsto XQ` for orthogonal :math:`Q`.
+    Costs must be invariant under :math:`X \mapsto XQ` for orthogonal :math:`Q`. ``log``
+    at the cut locus (a principal angle of :math:`\pi/2`: :math:`X^\top Y` singular), where
+    the logarithm is not unique, raises a ``ValueError``.
 
     Parameters
     ----------
@@ -180,14 +193,23 @@ class Grassmann(_Copies):
         return self.projection(x, ehess - u @ (_t(x) @ egrad))
 
     def exp(self, x, u):
-        if self.k > 1:
-            return _each(K.grassmann_exp, _c(x), _c(u))
-        return K.grassmann_exp(_c(x), _c(u))
+        try:
+            if self.k > 1:
+                return _each(K.grassmann_exp, _c(x), _c(u))
+            return K.grassmann_exp(_c(x), _c(u))
+        except np.linalg.LinAlgError:
+            _refuse_nonfinite(x=x, u=u)
+            raise
 
     def log(self, x, y):
-        if self.k > 1:
-            return _each(K.grassmann_log, _c(x), _c(y))
-        return K.grassmann_log(_c(x), _c(y))
+        try:
+            if self.k > 1:
+                return _each(K.grassmann_log, _c(x), _c(y))
+            return K.grassmann_log(_c(x), _c(y))
+        except np.linalg.LinAlgError:
+            _refuse_nonfinite(x=x, y=y)
+            raise ValueError("y is at the cut locus of x (a principal angle of pi/2, "
+                             "x^T y singular): the logarithm is not unique") from None
 
     def dist(self, x, y):
         if self.k > 1:
@@ -258,12 +280,26 @@ class Orthogonal(Stiefel):
     def _log1(x, y):
         if np.linalg.det(x) * np.linalg.det(y) < 0:
             raise ValueError("x and y lie in different components of O(n): no geodesic joins them")
+        _refuse_nonfinite(x=x, y=y)
         omega = scipy.linalg.logm(x.T @ y)
+        if np.abs(np.imag(omega)).max() > 1e-6:  # an eigenvalue -1: no real principal log
+            raise ValueError("y is at the cut locus of x (x^T y has the eigenvalue -1, a "
+                             "rotation by pi): the logarithm is not unique")
         omega = np.real(omega)
         return x @ (0.5 * (omega - omega.T))
 
     def dist(self, x, y):
-        return float(np.linalg.norm(self.log(x, y)))
+        r""":math:`\|\log(X^\top Y)\|_F = (\sum_j \theta_j^2)^{1/2}` over the eigenvalues
+        :math:`e^{i\theta_j}` of :math:`X^\top Y`: defined at the cut locus too."""
+        pairs = zip(x, y) if self.k > 1 else ((x, y),)
+        total = 0.0
+        for a, b in pairs:
+            _refuse_nonfinite(x=a, y=b)
+            if np.linalg.det(a) * np.linalg.det(b) < 0:
+                raise ValueError("x and y lie in different components of O(n): no geodesic "
+                                 "joins them")
+            total += float(np.sum(np.angle(np.linalg.eigvals(a.T @ b)) ** 2))
+        return float(np.sqrt(total))
 
     def random_point(self, rng=None):
         x = super().random_point(rng)

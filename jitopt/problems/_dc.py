@@ -152,11 +152,10 @@ class DCProblem(BaseProblem):
         (``batch_h`` is ``None`` when ``n_h == 0`` or :math:`h` has no samples); adds the
         samples drawn to ``counts.nifo``."""
         stream = self.stream
-        before = stream.samples_g + stream.samples_h
-        try:
-            batch_g, batch_h = stream.draw_pair(t, n_g, n_h, rng)
-        finally:
-            self.counts.nifo += stream.samples_g + stream.samples_h - before
+        batch_g, batch_h = stream.draw_pair(t, n_g, n_h, rng)
+        # from the sizes, not the stream's counters, which concurrent runs share
+        self.counts.nifo += (max(n_g, n_h) if stream.shared
+                             else n_g + (0 if batch_h is None else n_h))
         if self.convex is None:
             try:
                 self.loss_batch(batch_g)

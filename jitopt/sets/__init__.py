@@ -25,6 +25,14 @@ then an exact solve on the active set) for a box with one :math:`\ell_1` or :mat
 ball, the capped and the probability simplex. Intersections with two or more balls are
 projected by Dykstra's alternating projections between these exact pieces, run until the
 iterates stop changing at rounding level.
+
+No input gives a silently wrong answer. The kernels compare norms without squaring at
+extreme scales and solve for each multiplier relative to the largest entry (the threshold
+:math:`\tau = z_{\max} - \delta`, solved for :math:`\delta`), so entries and radii anywhere in
+``1e-300 .. 1e300`` project correctly. An empty intersection raises a ``ValueError`` (when it
+is built if its dimension is fixed, else at the first ``project``, ``contains`` or
+``kernel_args`` in a dimension where it is empty). :func:`project_kernel` checks its lengths
+and indices in the kernel and raises ``ValueError`` instead of reading past an array.
 """
 
 from ._kernels import project_kernel

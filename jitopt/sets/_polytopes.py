@@ -3,11 +3,12 @@ r"""Sets outside the canonical form (not :class:`~jitopt.sets.ConvexSet`:
 bounded polytope, the domains of the EVI solver."""
 
 import itertools
+import numbers
+from collections.abc import Iterable
 
 import numpy as np
 
-from ..validation import check_real
-from ._sets import Simplex, _vector
+from ._sets import Simplex, _tol, _vector
 
 __all__ = ["ProductOfSimplices", "Polytope"]
 
@@ -34,10 +35,15 @@ class ProductOfSimplices:
     """
 
     def __init__(self, sizes):
-        try:
-            sizes = [int(m) for m in sizes]
-        except (TypeError, ValueError):
-            raise TypeError("sizes must be a sequence of positive integers") from None
+        if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Iterable):
+            raise TypeError(f"sizes must be a sequence of positive integers, got "
+                            f"{type(sizes).__name__}")
+        sizes = list(sizes)
+        for m in sizes:
+            if isinstance(m, (bool, np.bool_)) or not isinstance(m, numbers.Integral):
+                raise TypeError(f"sizes must be a sequence of positive integers, got an entry "
+                                f"{m!r} of type {type(m).__name__}")
+        sizes = [int(m) for m in sizes]
         if not sizes or min(sizes) < 1:
             raise ValueError(f"sizes must be a non-empty sequence of positive integers, "
                              f"got {sizes}")
@@ -58,7 +64,7 @@ class ProductOfSimplices:
     def contains(self, x, tol=1e-9):
         """Whether ``x`` is in the set: every block nonnegative and summing to one, up to
         ``tol``."""
-        tol = check_real("tol", tol, low=0.0)
+        tol = _tol(tol)
         x = _vector(x, dim=self.dim)
         sums = np.add.reduceat(x, self.offsets[:-1])
         return bool((x >= -tol).all() and (np.abs(sums - 1.0) <= tol).all())
@@ -105,8 +111,14 @@ class Polytope:
     def __init__(self, A, b):
         from scipy.optimize import linprog
 
-        A = np.array(A, dtype=float, ndmin=2)
-        b = np.array(b, dtype=float).ravel()
+        for name, value in (("A", A), ("b", b)):
+            if np.iscomplexobj(value):
+                raise TypeError(f"{name} must be real, got a complex array")
+        try:
+            A = np.array(A, dtype=float, ndmin=2)
+            b = np.array(b, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise TypeError("A and b must be arrays of real numbers") from None
         if A.ndim != 2 or A.shape[0] != b.shape[0] or A.shape[0] == 0:
             raise ValueError(f"A must have shape (m, d) and b shape (m,), got {A.shape} and "
                              f"{b.shape}")
@@ -130,7 +142,7 @@ class Polytope:
 
     def contains(self, x, tol=1e-9):
         r"""Whether :math:`A x \le b + \mathrm{tol}\,(1 + |b|)`."""
-        tol = check_real("tol", tol, low=0.0)
+        tol = _tol(tol)
         x = _vector(x, dim=self.dim)
         return bool((self.A @ x <= self.b + tol * (1.0 + np.abs(self.b))).all())
 

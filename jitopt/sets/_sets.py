@@ -24,6 +24,9 @@ def _radius(name, value):
 
 
 def _bound(name, value):
+    if np.asarray(value).dtype.kind in "USVO" and any(
+            isinstance(v, (str, bytes)) for v in np.asarray(value, dtype=object).ravel()):
+        raise TypeError(f"{name} must be a real number or a 1-D array of them, got text")
     try:
         arr = np.array(value, dtype=float)
     except (TypeError, ValueError):
@@ -41,10 +44,41 @@ def _bound(name, value):
 
 def _vector(x, name="x", dim=None):
     """A writable float copy of the real finite 1-D array ``x`` (of length ``dim``)."""
+    a = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    if a.dtype.kind in "USV" or (a.dtype.kind == "O" and any(
+            isinstance(v, (str, bytes)) for v in a.ravel())):
+        raise TypeError(f"{name} must be an array of real numbers, got {a.dtype} entries")
     x = check_array(name, x, ndim=1)
     if dim is not None and x.shape[0] != dim:
         raise ValueError(f"{name} must have length {dim}, got {x.shape[0]}")
     return x
+
+
+def _tol(tol):
+    return check_real("tol", tol, low=0.0, high=_INF, high_open=True)
+
+
+def _norm2(x):
+    """The Euclidean norm, scaled by the largest entry (no overflow or underflow)."""
+    m = np.abs(x).max(initial=0.0)
+    return m * np.sqrt(np.sum((x / m) ** 2)) if 0.0 < m < _INF else m
+
+
+def _group_norms(x, groups, ngroups):
+    m = np.zeros(ngroups)
+    np.maximum.at(m, groups, np.abs(x))
+    safe = np.where(m > 0, m, 1.0)
+    return m * np.sqrt(np.bincount(groups, weights=(x / safe[groups]) ** 2, minlength=ngroups))
+
+
+def _ball_radius(name, value):
+    """A radius of the canonical form: positive, ``inf`` meaning no ball."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a positive real number, got {type(value).__name__}")
+    value = float(value)
+    if not value > 0:  # NaN included
+        raise ValueError(f"{name} must be positive (inf: no ball), got {value!r}")
+    return value
 
 
 class ConvexSet:
@@ -105,10 +139,25 @@ class ConvexSet:
                  simplex=False):
         self._lo = _bound("lower", lo)
         self._hi = _bound("upper", hi)
-        self._r1, self._r2, self._rg = float(r1), float(r2), float(rg)
+        self._r1, self._r2, self._rg = (_ball_radius(n, v) for n, v in
+                                        (("r1", r1), ("r2", r2), ("rg", rg)))
+        if gq not in (0, 1, 2) or isinstance(gq, bool):
+            raise ValueError(f"gq must be 0, 1 or 2, got {gq!r}")
+        if (gq == 0) != (groups is None):
+            raise ValueError("groups must be given exactly when gq is 1 or 2")
+        if groups is not None:
+            g = np.asarray(groups)
+            if g.ndim != 1 or g.size == 0 or not np.issubdtype(g.dtype, np.integer):
+                raise TypeError("groups must be a non-empty 1-D array of integer labels")
+            if g.min() < 0 or np.unique(g).size != g.max() + 1:
+                raise ValueError("groups must use every label 0, ..., G-1 (G the number of "
+                                 "groups)")
         self._groups = None if groups is None else np.asarray(groups, dtype=np.int64)
         self._gq = int(gq)
         self._simplex = bool(simplex)
+        if self._simplex and (self._r1 == _INF or (self._lo != 0).any()
+                              or (self._hi != _INF).any()):
+            raise ValueError("simplex=True needs lo=0, hi=inf and a finite sum r1")
         dims = {a.shape[0] for a in (self._lo, self._hi) if a.ndim == 1}
         if self._groups is not None:
             dims.add(self._groups.shape[0])
@@ -119,13 +168,31 @@ class ConvexSet:
         lo_b, hi_b = np.broadcast_arrays(self._lo, self._hi)
         if (lo_b > hi_b).any():
             raise ValueError("the set is empty: some lower bound exceeds its upper bound")
-        # the smallest-norm point of the box must fit in the balls
-        near0 = np.clip(0.0, lo_b, hi_b)
-        n = self.dim or 1
-        near0 = np.broadcast_to(near0, (n,)) if near0.ndim == 0 else near0
-        if (np.abs(near0).sum() > self._r1 * (1 + 1e-12) and not self._simplex) or \
-                np.sqrt((near0 ** 2).sum()) > self._r2 * (1 + 1e-12):
-            raise ValueError("the set is empty: the box does not meet the ball")
+        self._check_nonempty(self.dim or 1)
+
+    def _check_nonempty(self, d):
+        """Raise if the set is empty in dimension ``d``.
+
+        The box point closest to the origin, :math:`c = \\operatorname{clip}(0, l, u)`, has the
+        smallest :math:`|x_i|` of the box in every coordinate at once, so it has the smallest
+        norm for every ball of the form: the set is nonempty exactly when :math:`c` is in the
+        balls (up to the rounding of its norms). The simplex is empty only in dimension 0.
+        """
+        if self._simplex:
+            if d == 0:
+                raise ValueError("the set is empty: a simplex in dimension 0")
+            return
+        near0 = np.array(np.broadcast_to(np.clip(0.0, self._lo, self._hi), (d,)))
+        slack = 1.0 + 4.0 * (d + 1) * np.finfo(float).eps
+        with np.errstate(over="ignore"):
+            norms = [("l1", np.abs(near0).sum(), self._r1), ("l2", _norm2(near0), self._r2)]
+            if self._gq and d:
+                gn = _group_norms(near0, self._groups, int(self._groups.max()) + 1)
+                norms.append(("group", gn.sum() if self._gq == 1 else gn.max(), self._rg))
+        for kind, value, radius in norms:
+            if value > radius * slack:
+                raise ValueError(f"the intersection is empty in dimension {d}: the box point "
+                                 f"nearest 0 has {kind} norm {value:.6g} > radius {radius:.6g}")
 
     # -- flags ---------------------------------------------------------------------------
 
@@ -156,13 +223,15 @@ class ConvexSet:
 
     def _check_dim(self, d):
         if self.dim is not None and d != self.dim:
-            raise ValueError(f"{self!r} has dimension {self.dim}, got a vector of length {d}")
+            raise ValueError(f"x must have length {self.dim} (the dimension of {self!r}), "
+                             f"got length {d}")
 
     def kernel_args(self, d):
         """The arguments ``(lo, hi, fpar, ipar, groups)`` of :func:`project_kernel` in
         dimension ``d``: ``fpar`` is None for a box, ``groups`` None without a group ball
         (so a compiled caller holds only the projection code of its set family)."""
         self._check_dim(d)
+        self._check_nonempty(d)
         # fresh writable C arrays: read-only views would make Numba compile a second
         # specialization of the kernels
         lo = np.array(np.broadcast_to(self._lo, (d,)), dtype=float)
@@ -187,19 +256,25 @@ class ConvexSet:
         return out
 
     def contains(self, x, tol=1e-9):
-        """Whether ``x`` is in the set, up to an absolute/relative tolerance ``tol``."""
-        tol = check_real("tol", tol, low=0.0)
+        """Whether ``x`` is in the set, up to ``tol`` times ``max(1, |bound|)`` for each
+        bound and radius."""
+        tol = _tol(tol)
         x = self._vector(x)
         lo, hi, fpar, ipar, groups = self.kernel_args(x.shape[0])
-        ok = bool(np.all(x >= lo - tol) and np.all(x <= hi + tol))
-        if self._simplex:
-            return ok and abs(x.sum() - self._r1) <= tol * max(1.0, self._r1)
-        ok &= np.abs(x).sum() <= self._r1 + tol * max(1.0, self._r1)
-        ok &= np.sqrt(x @ x) <= self._r2 + tol * max(1.0, self._r2)
-        if self._gq:
-            norms = np.sqrt(np.bincount(groups, weights=x * x, minlength=ipar[2]))
-            val = norms.sum() if self._gq == 1 else norms.max()
-            ok &= val <= self._rg + tol * max(1.0, self._rg)
+
+        def slack(bound):  # tol * max(1, |bound|), and no slack needed for infinite bounds
+            return tol * np.maximum(1.0, np.where(np.isfinite(bound), np.abs(bound), 0.0))
+
+        ok = bool(np.all(x >= lo - slack(lo)) and np.all(x <= hi + slack(hi)))
+        with np.errstate(over="ignore"):  # a norm past the largest double exceeds any radius
+            if self._simplex:
+                return ok and abs(x.sum() - self._r1) <= slack(self._r1)
+            ok &= np.abs(x).sum() <= self._r1 + slack(self._r1)
+            ok &= _norm2(x) <= self._r2 + slack(self._r2)
+            if self._gq:
+                norms = _group_norms(x, groups, ipar[2])
+                val = norms.sum() if self._gq == 1 else norms.max(initial=0.0)
+                ok &= val <= self._rg + slack(self._rg)
         return bool(ok)
 
     def __and__(self, other):
@@ -393,14 +468,9 @@ class GroupNormBall(ConvexSet):
     """
 
     def __init__(self, groups, radius=1.0, q=1):
-        g = np.asarray(groups)
-        if g.ndim != 1 or g.size == 0 or not np.issubdtype(g.dtype, np.integer):
-            raise TypeError("groups must be a non-empty 1-D array of integer labels")
-        if g.min() < 0 or np.unique(g).size != g.max() + 1:
-            raise ValueError("groups must use every label 0, ..., G-1 (G the number of groups)")
-        if q not in (1, np.inf):
+        if isinstance(q, (bool, np.bool_)) or q not in (1, np.inf):
             raise ValueError(f"q must be 1 or inf, got {q!r}")
-        super().__init__(groups=g, rg=_radius("radius", radius), gq=1 if q == 1 else 2)
+        super().__init__(groups=groups, rg=_radius("radius", radius), gq=1 if q == 1 else 2)
 
     def __repr__(self):
         q = "1" if self._gq == 1 else "inf"
