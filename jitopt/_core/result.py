@@ -347,6 +347,24 @@ class Monitor:
             raise OracleError("The callback raised an exception") from err
         return False
 
+    def limit_reached(self, nit, fun, stationarity):
+        """The status of the first common stopping test that holds at iterate ``nit``, or
+        ``None``: the tolerance (``stationarity`` at most the limit named ``tol_name``),
+        ``f_target``, ``maxiter``, ``max_time`` -- in that order, for the limits given to
+        the monitor (a NaN ``fun`` or ``stationarity`` passes no test)."""
+        tol = self.limits.get(self.tol_name)
+        if tol is not None and stationarity <= tol:
+            return Status.CONVERGED
+        f_target = self.limits.get("f_target")
+        if f_target is not None and fun <= f_target:
+            return Status.TARGET
+        maxiter = self.limits.get("maxiter")
+        if maxiter is not None and nit >= maxiter:
+            return Status.MAXITER
+        if self.elapsed() >= self.limits.get("max_time", np.inf):
+            return Status.MAXTIME
+        return None
+
     def message(self, status, fun=np.nan, stationarity=np.nan, nit=0, **values):
         """The default message of ``status`` with this run's limits and values."""
         tol = self.limits.get(self.tol_name)

@@ -82,16 +82,20 @@ class DCProblem(BaseProblem):
 
     Examples
     --------
-    :math:`\min_x \frac12(x - 3)^2 + \frac12\min(1, |x|)` as a squared loss on the datum
-    ``(1, 3)`` and a capped-:math:`\ell_1` penalty; its only critical point is 3:
+    :math:`\frac12(x - 3)^2 + \frac12\min(1, |x|)` as a squared loss on the datum
+    ``(1, 3)`` and a capped-:math:`\ell_1` penalty, split as
+    :math:`g(x) = \frac12(x - 3)^2 + \frac12|x|` and :math:`h(x) = \frac12\max(|x| - 1, 0)`;
+    at :math:`x = 2`, :math:`g = 1.5` and :math:`h = 0.5` (the solver's example is in
+    :func:`jitopt.solvers.online_dca`):
 
-    >>> import numpy as np, jitopt
+    >>> import numpy as np
     >>> from jitopt.problems import CappedL1, DCProblem, StreamProblem
     >>> stream = StreamProblem(lambda t, size, rng: (np.ones((size, 1)), np.full(size, 3.0)))
     >>> problem = DCProblem(stream, 1, loss="squared", penalty=CappedL1(0.5))
-    >>> res = jitopt.solvers.online_dca(problem, rule="fixed", n0=1, tol=1e-12)
-    >>> round(float(res.x[0]), 10)
-    3.0
+    >>> batch_g, batch_h = problem.draw_batches(1, 4, 0, np.random.default_rng(0))
+    >>> x = np.array([2.0])
+    >>> float(problem.convex_value(x, batch_g)), float(problem.concave_part(x, batch_h)[0])
+    (1.5, 0.5)
     """
 
     def __init__(self, stream, dim, *, loss="lad", huber_delta=1.0, penalty=None,

@@ -149,14 +149,9 @@ def rcg(problem, x0=None, *, beta="HS+", restart_threshold=np.inf, c1=1e-4, c2=0
     if monitor.iteration(0, x, f, gnorm):
         return stop(Status.CALLBACK)
     while True:
-        if gnorm <= gtol:
-            return stop(Status.CONVERGED)
-        if f_target is not None and f <= f_target:
-            return stop(Status.TARGET)
-        if nit >= maxiter:
-            return stop(Status.MAXITER)
-        if monitor.elapsed() >= max_time:
-            return stop(Status.MAXTIME)
+        status = monitor.limit_reached(nit, f, gnorm)
+        if status is not None:
+            return stop(status)
 
         slope = M.inner_product(x, g, d)
         steepest = False

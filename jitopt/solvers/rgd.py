@@ -169,14 +169,9 @@ def rgd(problem, x0=None, *, gtol=1e-6, f_target=None, maxiter=1000, max_time=np
         return problem.cost(x_new), None, x_new
 
     while True:
-        if gnorm <= gtol:
-            return stop(Status.CONVERGED)
-        if f_target is not None and f <= f_target:
-            return stop(Status.TARGET)
-        if nit >= maxiter:
-            return stop(Status.MAXITER)
-        if monitor.elapsed() >= max_time:
-            return stop(Status.MAXTIME)
+        status = monitor.limit_reached(nit, f, gnorm)
+        if status is not None:
+            return stop(status)
 
         # the step alpha along d = -g: fixed, or backtracked until the Armijo test holds;
         # the rounding allowance keeps the test from failing on cost differences at the

@@ -210,14 +210,9 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
     if monitor.iteration(0, x, f, gnorm, pairs=0):
         return stop(Status.CALLBACK)
     while True:
-        if gnorm <= gtol:
-            return stop(Status.CONVERGED)
-        if f_target is not None and f <= f_target:
-            return stop(Status.TARGET)
-        if nit >= maxiter:
-            return stop(Status.MAXITER)
-        if monitor.elapsed() >= max_time:
-            return stop(Status.MAXTIME)
+        status = monitor.limit_reached(nit, f, gnorm)
+        if status is not None:
+            return stop(status)
 
         dw = two_loop(frame, x, gw, pairs, gamma) if pairs else -gamma * gw
         d = frame.back(x, dw) if pairs else -gamma * g

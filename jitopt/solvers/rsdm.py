@@ -271,14 +271,9 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
         return stop(Status.CALLBACK)
 
     while True:
-        if gnorm <= gtol:
-            return stop(Status.CONVERGED)
-        if f_target is not None and f <= f_target:
-            return stop(Status.TARGET)
-        if nit >= maxiter:
-            return stop(Status.MAXITER)
-        if monitor.elapsed() >= max_time:
-            return stop(Status.MAXTIME)
+        status = monitor.limit_reached(nit, f, gnorm)
+        if status is not None:
+            return stop(status)
 
         # -- sample the block and the block gradient ------------------------------------
         if rows_mode:

@@ -208,14 +208,9 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
     if monitor.iteration(0, x, f, gnorm):
         return stop(Status.CALLBACK)
     while True:
-        if gnorm <= gtol:
-            return stop(Status.CONVERGED)
-        if f_target is not None and f <= f_target:
-            return stop(Status.TARGET)
-        if nit >= maxiter:
-            return stop(Status.MAXITER)
-        if monitor.elapsed() >= max_time:
-            return stop(Status.MAXTIME)
+        status = monitor.limit_reached(nit, f, gnorm)
+        if status is not None:
+            return stop(status)
         if delta < _EPS * delta_bar:
             return stop(Status.SMALL_STEP)
 
