@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 
 __all__ = ["check_int", "check_real", "check_choice", "check_rng", "check_array",
-           "as_c_float"]
+           "check_limits", "as_c_float"]
 
 
 def check_int(name, value, low=None, high=None):
@@ -201,6 +201,38 @@ def check_array(name, value, ndim=None):
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite (no NaN or inf)")
     return arr
+
+
+def check_limits(gtol, f_target, maxiter, max_time):
+    """The common stopping options of the Riemannian solvers, checked.
+
+    Parameters
+    ----------
+    gtol : float
+        Gradient-norm tolerance, at least 0.
+    f_target : float or None
+        Cost target (``None``: none).
+    maxiter : int
+        Iteration limit, at least 0.
+    max_time : float
+        Time limit in seconds, at least 0.
+
+    Returns
+    -------
+    tuple
+        ``(gtol, f_target, maxiter, max_time)`` as float, float or None, int, float.
+
+    Examples
+    --------
+    >>> from jitopt.validation import check_limits
+    >>> check_limits(1e-6, None, 100, float("inf"))
+    (1e-06, None, 100, inf)
+    """
+    gtol = check_real("gtol", gtol, low=0.0)
+    if f_target is not None:
+        f_target = check_real("f_target", f_target)
+    return gtol, f_target, check_int("maxiter", maxiter, low=0), \
+        check_real("max_time", max_time, low=0.0)
 
 
 def as_c_float(a):

@@ -10,12 +10,9 @@ import enum
 import importlib
 import inspect
 
+import numpydoc.validate as numpydoc_validate  # numpydoc is in the test extra
 import pytest
-
-import jitopt
-
-numpydoc_validate = pytest.importorskip("numpydoc.validate")
-from numpydoc.docscrape import get_doc_object  # noqa: E402
+from numpydoc.docscrape import get_doc_object
 
 PACKAGES = ("jitopt", "jitopt.games", "jitopt.manifolds", "jitopt.problems", "jitopt.sets",
             "jitopt.solvers", "jitopt.sparse", "jitopt.testing", "jitopt.transport",

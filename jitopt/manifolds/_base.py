@@ -66,7 +66,12 @@ class Manifold:
     where the geometry differs (for example :class:`SPD`).
 
     Optional methods ``exp``, ``log`` and ``dist`` exist on the manifolds where they are
-    cheap; ``hasattr(manifold, "exp")`` tells.
+    cheap; ``hasattr(manifold, "exp")`` tells. Every manifold of jitopt also defines
+    ``euclidean_to_riemannian_hessian(x, egrad, ehess, u)``, the Riemannian Hessian
+    :math:`\operatorname{Hess} f(x)[u]` from the Euclidean gradient at ``x`` and the Euclidean
+    Hessian-vector product along ``u`` (for an embedded submanifold: the tangent projection
+    of ``ehess`` plus the Weingarten term of ``egrad``); second-order solvers need it only
+    with an ``ehess`` oracle.
 
     Parameters
     ----------
@@ -137,14 +142,6 @@ class Manifold:
     def euclidean_to_riemannian_gradient(self, x, egrad):
         """Riemannian gradient at ``x`` from the Euclidean gradient ``egrad``."""
         return self.projection(x, egrad)
-
-    def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
-        r"""Riemannian Hessian :math:`\operatorname{Hess} f(x)[u]` from the Euclidean
-        gradient ``egrad`` at ``x`` and the Euclidean Hessian-vector product ``ehess``
-        :math:`= \nabla^2 \bar f(x)[u]` along the tangent vector ``u``: for an embedded
-        submanifold, the tangent projection of ``ehess`` plus the Weingarten term of
-        ``egrad``. Each manifold defines it (``NotImplementedError`` here)."""
-        raise NotImplementedError(f"{type(self).__name__} has no euclidean_to_riemannian_hessian")
 
     def transport(self, x1, x2, u):
         """Transport the tangent vector ``u`` at ``x1`` into the tangent space at ``x2``."""

@@ -12,8 +12,9 @@ class DCPenalty:
 
     The :math:`\ell_1` part goes into the convex part of a :class:`~jitopt.problems.DCProblem`
     (where the subproblem solver handles it exactly), :math:`h` into its concave part. A
-    subclass sets :attr:`g_weight` (:math:`\lambda_g \ge 0`) and defines :meth:`h_value`
-    and :meth:`h_subgradient`.
+    subclass sets :attr:`g_weight` (:math:`\lambda_g \ge 0`) and defines ``h_value(x)``,
+    the convex part :math:`h(x)` that is subtracted, and ``h_subgradient(x)``, a
+    subgradient of :math:`h` at ``x`` (an array of the shape of ``x``).
 
     Examples
     --------
@@ -33,14 +34,6 @@ class DCPenalty:
     def value(self, x):
         """The penalty :math:`p(x)`."""
         return self.g_weight * np.abs(x).sum() - self.h_value(x)
-
-    def h_value(self, x):
-        """The convex part :math:`h(x)` that is subtracted."""
-        raise NotImplementedError
-
-    def h_subgradient(self, x):
-        r"""A subgradient of :math:`h` at ``x`` (an array of the shape of ``x``)."""
-        raise NotImplementedError
 
 
 class CappedL1(DCPenalty):

@@ -146,8 +146,6 @@ def evi(problem, x0=None, *, deviations="linear", method="ggm", learner="rm+",
     >>> bool(abs(evi_gap(problem, res.points, res.weights).gap_ce.sum() - res.gap) < 1e-12)
     True
     """
-    if not isinstance(problem, VIProblem):
-        raise TypeError(f"problem must be a VIProblem, got {type(problem).__name__}")
     check_choice("deviations", deviations, ("linear", "ce"))
     check_choice("method", method, ("ggm", "eah"))
     check_choice("learner", learner, tuple(_LEARNERS))

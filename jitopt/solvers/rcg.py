@@ -4,7 +4,7 @@ import numpy as np
 
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
-from ..validation import check_choice, check_int, check_real, check_rng
+from ..validation import check_choice, check_limits, check_real, check_rng
 from ._line_search import longest_step, manifold_line, wolfe
 
 __all__ = ["rcg"]
@@ -123,11 +123,7 @@ def rcg(problem, x0=None, *, beta="HS+", restart_threshold=np.inf, c1=1e-4, c2=0
                                    low_open=True)
     c1 = check_real("c1", c1, 0.0, 1.0, True, True)
     c2 = check_real("c2", c2, c1, 1.0, True, True)
-    gtol = check_real("gtol", gtol, low=0.0)
-    if f_target is not None:
-        f_target = check_real("f_target", f_target)
-    maxiter = check_int("maxiter", maxiter, low=0)
-    max_time = check_real("max_time", max_time, low=0.0)
+    gtol, f_target, maxiter, max_time = check_limits(gtol, f_target, maxiter, max_time)
     min_step = check_real("min_step", min_step, low=0.0)
     M = problem.manifold
     reach = longest_step(M)

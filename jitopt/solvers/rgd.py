@@ -6,7 +6,7 @@ import numpy as np
 
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
-from ..validation import check_choice, check_int, check_real, check_rng
+from ..validation import check_choice, check_limits, check_real, check_rng
 from ._line_search import armijo, backtracking
 
 __all__ = ["rgd"]
@@ -113,11 +113,7 @@ def rgd(problem, x0=None, *, gtol=1e-6, f_target=None, maxiter=1000, max_time=np
     >>> bool(res.success), round(res.fun, 8)
     (True, -9.0)
     """
-    gtol = check_real("gtol", gtol, low=0.0)
-    if f_target is not None:
-        f_target = check_real("f_target", f_target)
-    maxiter = check_int("maxiter", maxiter, low=0)
-    max_time = check_real("max_time", max_time, low=0.0)
+    gtol, f_target, maxiter, max_time = check_limits(gtol, f_target, maxiter, max_time)
     min_step = check_real("min_step", min_step, low=0.0)
     fixed = isinstance(step, numbers.Real) and not isinstance(step, bool)
     if fixed:

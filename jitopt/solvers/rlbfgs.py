@@ -5,7 +5,7 @@ import scipy.linalg
 
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
-from ..validation import check_choice, check_int, check_real, check_rng
+from ..validation import check_choice, check_int, check_limits, check_real, check_rng
 from ..manifolds import SPD, Orthogonal
 from ._line_search import longest_step, manifold_line, wolfe
 
@@ -181,11 +181,7 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
     cautious = check_real("cautious", cautious, low=0.0)
     c1 = check_real("c1", c1, 0.0, 1.0, True, True)
     c2 = check_real("c2", c2, c1, 1.0, True, True)
-    gtol = check_real("gtol", gtol, low=0.0)
-    if f_target is not None:
-        f_target = check_real("f_target", f_target)
-    maxiter = check_int("maxiter", maxiter, low=0)
-    max_time = check_real("max_time", max_time, low=0.0)
+    gtol, f_target, maxiter, max_time = check_limits(gtol, f_target, maxiter, max_time)
     M = problem.manifold
     reach = longest_step(M)
     x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")

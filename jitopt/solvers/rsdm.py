@@ -8,7 +8,7 @@ import numpy as np
 from .._core.problem import FiniteSumProblem
 from .._core.registry import register_method
 from .._core.result import Monitor, OracleError, Status
-from ..validation import check_choice, check_int, check_real, check_rng
+from ..validation import check_choice, check_int, check_limits, check_real, check_rng
 from ..manifolds import Grassmann, Stiefel
 from ..manifolds import _kernels as MK
 from . import _rsdm_kernels as K
@@ -216,11 +216,7 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
         if armijo:  # (step="exact" is refused above)
             raise ValueError("step='armijo' needs exact costs: with batch_size give a fixed "
                              "step or a schedule step(k)")
-    gtol = check_real("gtol", gtol, low=0.0)
-    if f_target is not None:
-        f_target = check_real("f_target", f_target)
-    maxiter = check_int("maxiter", maxiter, low=0)
-    max_time = check_real("max_time", max_time, low=0.0)
+    gtol, f_target, maxiter, max_time = check_limits(gtol, f_target, maxiter, max_time)
     check_every = check_int("check_every", check_every, low=1)
     alpha = None if initial_step is None else check_real(
         "initial_step", initial_step, low=0.0, low_open=True)

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
-from ..validation import check_choice, check_int, check_real, check_rng
+from ..validation import check_choice, check_int, check_limits, check_real, check_rng
 from ._line_search import typical_dist
 
 __all__ = ["rtr", "TCG_STOPS"]
@@ -158,10 +158,14 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
     (True, -5.0)
     """
     if hess is None:
-        hess = "exact" if problem.has_ehess else "fd"
+        hess = "exact" if problem.has_ehess and hasattr(
+            problem.manifold, "euclidean_to_riemannian_hessian") else "fd"
     check_choice("hess", hess, ("exact", "fd"))
     if hess == "exact" and not problem.has_ehess:
         raise ValueError("hess='exact' needs a problem with an ehess oracle; use hess='fd'")
+    if hess == "exact" and not hasattr(problem.manifold, "euclidean_to_riemannian_hessian"):
+        raise TypeError(f"hess='exact' needs euclidean_to_riemannian_hessian on "
+                        f"{problem.manifold!r}; use hess='fd'")
     M = problem.manifold
     delta_bar = typical_dist(M) if delta_bar is None else check_real(
         "delta_bar", delta_bar, low=0.0, low_open=True)
@@ -174,11 +178,7 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
     mininner = check_int("mininner", mininner, low=0)
     maxinner = max(M.dim, 1) if maxinner is None else check_int("maxinner", maxinner, low=1)
     fd_step = check_real("fd_step", fd_step, low=0.0, low_open=True)
-    gtol = check_real("gtol", gtol, low=0.0)
-    if f_target is not None:
-        f_target = check_real("f_target", f_target)
-    maxiter = check_int("maxiter", maxiter, low=0)
-    max_time = check_real("max_time", max_time, low=0.0)
+    gtol, f_target, maxiter, max_time = check_limits(gtol, f_target, maxiter, max_time)
     x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
 
     monitor = Monitor(problem, callback, history, disp,
