@@ -28,13 +28,14 @@ _NAMES = {
     "NonFiniteOracle": "._core.result",
 }
 
-_PACKAGES = ("games", "manifolds", "problems", "sets", "solvers", "sparse", "testing",
-             "transport", "validation")
+_PACKAGES = ("distributed", "games", "manifolds", "problems", "sets", "solvers", "sparse",
+             "testing", "transport", "validation")
 
 #: the packages whose modules register methods
 _METHOD_PACKAGES = (".solvers", ".sparse", ".transport")
 
-__all__ = list(_NAMES) + [p for p in _PACKAGES if p not in ("testing", "validation")]
+__all__ = list(_NAMES) + [p for p in _PACKAGES
+                          if p not in ("distributed", "testing", "validation")]
 
 
 def __getattr__(name):

@@ -14,7 +14,7 @@ import numpydoc.validate as numpydoc_validate  # numpydoc is in the test extra
 import pytest
 from numpydoc.docscrape import get_doc_object
 
-PACKAGES = ("jitopt", "jitopt.games", "jitopt.manifolds", "jitopt.problems", "jitopt.sets",
+PACKAGES = ("jitopt", "jitopt.distributed", "jitopt.games", "jitopt.manifolds", "jitopt.problems", "jitopt.sets",
             "jitopt.solvers", "jitopt.sparse", "jitopt.testing", "jitopt.transport",
             "jitopt.validation")
 

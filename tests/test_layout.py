@@ -105,13 +105,15 @@ def test_no_import_cycle_between_packages():
 
 @pytest.mark.parametrize("lower, higher", [
     ("jitopt.problems", ("jitopt.solvers", "jitopt.sparse", "jitopt.transport",
-                         "jitopt.games", "jitopt.tour")),
+                         "jitopt.games", "jitopt.tour", "jitopt.distributed")),
     ("jitopt.manifolds", ("jitopt._core", "jitopt.problems", "jitopt.solvers")),
     ("jitopt.sets", ("jitopt._core", "jitopt.problems", "jitopt.solvers")),
     ("jitopt._core", ("jitopt.problems", "jitopt.solvers", "jitopt.sparse",
-                      "jitopt.transport", "jitopt.games")),
+                      "jitopt.transport", "jitopt.games", "jitopt.distributed")),
     ("jitopt.solvers", ("jitopt.sparse", "jitopt.transport", "jitopt.games",
-                        "jitopt.tour")),
+                        "jitopt.tour", "jitopt.distributed")),
+    ("jitopt.distributed", ("jitopt.solvers", "jitopt.sparse", "jitopt.transport",
+                            "jitopt.games", "jitopt.tour")),
 ])
 def test_dependencies_point_one_way(lower, higher):
     for name, targets in GRAPH.items():
@@ -135,9 +137,20 @@ def test_modules_stay_small():
 
 
 def test_import_leaves_heavy_optional_libraries_unloaded():
-    heavy = ("cvxpy", "highspy", "sklearn", "abess", "ot", "pymanopt", "matplotlib", "jax")
+    heavy = ("cvxpy", "highspy", "sklearn", "abess", "ot", "pymanopt", "matplotlib", "jax",
+             "dask", "distributed")
     code = ("import sys, jitopt; "
             f"print(','.join(m for m in {heavy!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_the_distributed_package_imports_without_dask():
+    # its modules import Dask only when a problem is built, so that the API is documented
+    # and the error names the extra to install when Dask is missing
+    code = ("import sys, jitopt.distributed; "
+            "print(','.join(m for m in ('dask', 'distributed') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == ""

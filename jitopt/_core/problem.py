@@ -411,6 +411,13 @@ class FiniteSumProblem(Problem):
     def cost_and_egrad(self, x):
         return self.cost(x), self.egrad(x)
 
+    def prefetch(self, *batches):
+        """Announce the sample batches of the next steps, in order: each argument a 2-D
+        int array whose row ``k`` is a batch of step ``k``. Solvers that draw their
+        batches ahead (the SERENA methods, an epoch at a time) call it; a problem whose
+        samples are remote (:class:`jitopt.distributed.DaskFiniteSumProblem`) gathers
+        their rows ahead, an in-memory problem ignores it."""
+
     def rgrad(self, x, idx=None):
         """Riemannian gradient of the mean over ``idx`` (all samples by default)."""
         return self.manifold.euclidean_to_riemannian_gradient(x, self.egrad(x, idx))

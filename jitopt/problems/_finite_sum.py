@@ -268,10 +268,17 @@ def commuting_spd_samples(n, d, sigma=0.5, rng=None):
 
 
 def _pca_problem(manifold, z, shape, fopt, xopt):
+    # the full sums straight from Z (the kernels copy the rows Z[idx] first)
     def cost(x, idx):
+        if idx is problem.all_samples:
+            zx = z @ np.reshape(x, shape)
+            return -float(np.sum(zx * zx)) / z.shape[0]
         return pca_cost(np.reshape(x, shape), z, idx)
 
     def egrad(x, idx):
+        if idx is problem.all_samples:
+            return ((-2.0 / z.shape[0]) * (z.T @ (z @ np.reshape(x, shape)))).reshape(
+                manifold.shape)
         return pca_egrad(np.reshape(x, shape), z, idx).reshape(manifold.shape)
 
     problem = FiniteSumProblem(manifold, cost, egrad, z.shape[0], fopt=fopt, xopt=xopt)

@@ -281,6 +281,8 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
             betas = beta / (1.0 + lam * t) ** 2
         else:
             betas = np.full(n_steps, beta)
+        if kernel is None:
+            problem.prefetch(idx, idx2)
         try:
             status, steps, x, v = chunk(problem, x, v, xa, ga, idx, idx2, etas, betas,
                                         control, independent)
