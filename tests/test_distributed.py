@@ -161,6 +161,16 @@ def test_bad_inputs_are_refused(client, data):
         jd.logistic(dask(data[1], 500), dask(data[2], 500))
     with pytest.raises(ValueError, match="2-D"):
         jd.finite_sum_pca(dask(Z[:, 0], 500), 1)
+    bad = Z.copy()
+    bad[1234, 3] = np.nan
+    with pytest.raises(ValueError, match="NaN or inf in rows 1000-1499"):
+        jd.finite_sum_pca(dask(bad, 500), 2)
+    res = solvers.r_svrg(jd.robust_pca(dask(bad, 500), 2), rng=0)  # fails at the first pass
+    assert not res.success and "NaN or inf in rows 1000-1499" in res.message
+    problem = jd.finite_sum_pca(dask(Z, 500), 2)
+    with pytest.raises(jitopt.OracleError) as info:  # never a mean over fewer rows
+        problem.egrad(np.eye(6)[:, :2], np.array([0, 3000]))
+    assert "sample indices must lie in [0, 3000)" in str(info.value.__cause__)
 
 
 def test_lost_chunk_ends_the_run_with_a_message_naming_it(client, data):
@@ -245,3 +255,16 @@ def test_worker_processes_give_the_in_process_result_and_survive_a_killed_worker
         else:
             assert "chunk" in killed.message  # or stopped, naming the lost data
     cluster.close()
+
+
+def test_map_solve_on_evi_solves(client):
+    rng = np.random.default_rng(5)
+    problems_ = []
+    for _ in range(3):
+        A = rng.standard_normal((3, 3))
+        problems_.append(jitopt.games.NormalFormGame([A, -A]).vi_problem())
+    out = jd.map_solve(jitopt.solvers.evi, problems_, tol=1e-3, rng=0)
+    for problem, res in zip(problems_, out):
+        ref = jitopt.solvers.evi(problem, tol=1e-3, rng=0)
+        assert res.success and res.gap <= 1e-3
+        assert np.array_equal(res.x, ref.x) and res.nit == ref.nit

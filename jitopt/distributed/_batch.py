@@ -24,12 +24,6 @@ class JobError:
 
     Attributes
     ----------
-    index : int
-        Position of the job.
-    error : BaseException
-        The exception the job raised (as pickled back from the worker).
-    traceback : str
-        Its traceback, formatted on the worker.
     success : bool
         Always ``False`` (as for a failed :class:`~jitopt.OptimizeResult`).
     message : str

@@ -124,7 +124,8 @@ class ChunkStore:
         blocks = [a.to_delayed().reshape(len(chunks), -1)[:, 0] for a in dask_arrays]
         prepare = dask.delayed(K.prepare_chunk, pure=True)
         self.futures = self.client.compute(
-            [prepare(kind.prepare, *parts) for parts in zip(*blocks)])
+            [prepare(kind.prepare, int(start), *parts)
+             for start, parts in zip(self.starts, zip(*blocks))])
         self.row_bytes = sum(a.dtype.itemsize * int(np.prod(a.shape[1:]))
                              for a in dask_arrays)
 
@@ -154,6 +155,9 @@ class ChunkStore:
         """``[(chunk, local indices)]`` of the chunks holding the rows ``idx`` (in order
         of the chunks; repeats kept)."""
         idx = np.asarray(idx, dtype=np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.n_samples):
+            raise ValueError(f"sample indices must lie in [0, {self.n_samples}), got "
+                             f"{idx.min()} to {idx.max()}")
         order = np.argsort(idx, kind="stable")
         sorted_idx = idx[order]
         cut = np.searchsorted(sorted_idx, self.stops)
@@ -192,6 +196,8 @@ class ChunkStore:
                 start = offsets[future.key]
                 for dst, a in zip(out, piece):
                     dst[start:start + a.shape[0]] = a
+        except ValueError as err:
+            raise ValueError(f"{self!r}: {err}") from err
         except Exception as err:
             raise ChunkLost(self._failure(err)) from err
         return out
@@ -200,6 +206,8 @@ class ChunkStore:
         """``client.gather(futures)``, with a failure turned into :class:`ChunkLost`."""
         try:
             return self.client.gather(futures)
+        except ValueError as err:  # invalid data or arguments, not a lost chunk
+            raise ValueError(f"{self!r}: {err}") from err
         except Exception as err:
             raise ChunkLost(self._failure(err)) from err
 

@@ -233,6 +233,11 @@ def take(data, rows):
     return tuple(a[rows] for a in data)
 
 
-def prepare_chunk(prepare, *blocks):
-    """Worker task: a chunk's data tuple from its blocks."""
+def prepare_chunk(prepare, start, *blocks):
+    """Worker task: a chunk's data tuple from its blocks (the chunk's first row is
+    ``start``); a ``ValueError`` if a block holds NaN or inf."""
+    for b in blocks:
+        if not np.all(np.isfinite(b)):
+            raise ValueError(f"the samples hold NaN or inf in rows {start}-"
+                             f"{start + b.shape[0] - 1}")
     return prepare(*blocks)

@@ -173,7 +173,7 @@ class DaskFiniteSumProblem(FiniteSumProblem):
         background when the previous is reached."""
         batches = [np.asarray(b, dtype=np.int64) for b in batches if np.size(b)]
         state = self._local
-        state.windows = []
+        state.windows, state.current, state.next = [], None, None
         if not batches:
             return
         steps = batches[0].shape[0]
@@ -186,7 +186,6 @@ class DaskFiniteSumProblem(FiniteSumProblem):
         for s in range(0, steps, window_steps):
             keys = np.unique(np.concatenate([b[s:s + window_steps].ravel() for b in batches]))
             state.windows.append(keys)
-        state.current = None
         state.next = self._gather(state.windows.pop(0))
 
     def _gather(self, keys):
