@@ -10,7 +10,11 @@ registers methods, so that all methods are known to them.
 
 import importlib
 
+from ._numba_cache import ensure_cache_dir
+
 __version__ = "0.1.0"
+
+ensure_cache_dir()  # a read-only install run by a user without a writable home
 
 #: public name -> the module that defines it
 _NAMES = {

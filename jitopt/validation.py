@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 
 __all__ = ["check_int", "check_real", "check_choice", "check_rng", "check_array",
-           "check_limits", "as_c_float"]
+           "check_limits", "as_c_float", "check_shape"]
 
 
 def check_int(name, value, low=None, high=None):
@@ -258,3 +258,40 @@ def as_c_float(a):
     (True, dtype('float64'))
     """
     return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def check_shape(name, x, shape):
+    """``x`` itself when it is a real array of shape ``shape``, else a ``ValueError``
+    naming ``name`` (a ``TypeError`` for a complex one): the guard of the compiled oracles,
+    which would fail with a Numba typing error or, worse, broadcast a wrong shape.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    x : object
+        The point.
+    shape : tuple of int
+        The shape it must have.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x``, unchanged.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.validation import check_shape
+    >>> check_shape("x", np.zeros(2), (2,))
+    array([0., 0.])
+    >>> check_shape("x", np.zeros(3), (2,))
+    Traceback (most recent call last):
+    ...
+    ValueError: x must have shape (2,), got (3,)
+    """
+    if getattr(x, "shape", None) != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {np.shape(x)}")
+    if x.dtype.kind == "c":
+        raise TypeError(f"{name} must be real, got a complex array")
+    return x

@@ -229,3 +229,100 @@ def test_orthogonal_at_the_cut_locus():
                                np.linalg.norm(Orthogonal(4).log(x, y)), rtol=1e-10)
     c, s = np.cos(3.0), np.sin(3.0)
     np.testing.assert_allclose(M.dist(eye, np.array([[c, -s], [s, c]])), 3.0 * np.sqrt(2.0))
+
+
+# -- internal errors that used to leak: each is now refused by name or a failed result ---
+
+def test_an_empty_stack_of_histograms_is_refused_by_name():
+    for call in (lambda: jitopt.problems.BarycenterProblem(np.zeros((0, 8, 8))),
+                 lambda: jitopt.transport.wdha_barycenter(np.zeros((0, 8, 8)))):
+        with pytest.raises(ValueError, match="densities must hold at least one density"):
+            call()
+
+
+def test_an_evi_gap_of_no_points_is_refused_by_name():
+    game = jitopt.games.NormalFormGame([np.eye(2), -np.eye(2)])
+    problem = game.vi_problem()
+    for call in (lambda: jitopt.solvers.evi_gap(problem, np.zeros((0, 4))),
+                 lambda: game.mixture_gaps(np.zeros((0, 4))),
+                 lambda: game.joint_distribution(np.zeros((0, 4)))):
+        with pytest.raises(ValueError, match="points must have shape"):
+            call()
+    # one point still works: the uniform profile of matching pennies has no CE regret
+    gaps = jitopt.solvers.evi_gap(problem, np.full((1, 4), 0.5))
+    np.testing.assert_allclose(gaps.gap_ce, 0.0, atol=1e-15)
+
+
+@pytest.mark.parametrize("factory", [jitopt.problems.pca, jitopt.problems.brockett])
+def test_empty_matrices_are_refused_by_name(factory):
+    with pytest.raises(ValueError, match="A must be a square 2-D array, non-empty"):
+        factory(np.zeros((0, 0)), 1 if factory is jitopt.problems.pca else [1.0])
+
+
+def test_a_sample_size_schedule_beyond_any_batch_stops_with_a_message():
+    problem = jitopt.problems.online_sparse_robust_regression(p=5, beta_star=(10.0,))
+    # t^70 samples at t = 2 (about 1e21): numpy used to fail with "array is too big"
+    res = jitopt.minimize(problem, method="online_dca",
+                          options={"rule": "schedule", "schedule_g": 70.0, "rng": 0})
+    assert res.status == jitopt.Status.MAX_SAMPLES and not res.success
+    assert "more than one batch can hold" in res.message and res.nit == 1
+    assert np.isfinite(res.x).all() and res.samples == 1
+    # an exponent that overflows a float gives the same stop, not an OverflowError
+    res = jitopt.minimize(problem, method="online_dca",
+                          options={"rule": "schedule", "schedule_g": 1e300, "rng": 0})
+    assert res.status == jitopt.Status.MAX_SAMPLES and res.nit == 1
+    with pytest.raises(ValueError, match="n0 must be in"):
+        jitopt.solvers.online_dca(problem, rule="fixed", n0=10 ** 12)
+
+
+@pytest.mark.parametrize("factor", [2.0 ** 1000, 1.7e308 / 2, 1e-300, 2.0 ** -1060])
+def test_huge_and_subnormal_densities_need_no_sigma(factor):
+    """The default step sigma = 4/max(a, b) of densities normalised to mean one: the
+    normalisation used to overflow (or underflow) and leak an error about ``sigma``, an
+    argument never passed; the distance is that of the unscaled densities."""
+    y, x = jitopt.transport.grid_coordinates((16, 16))
+    a = np.exp(-((y - 0.4) ** 2 + (x - 0.5) ** 2) / 0.02)
+    b = np.exp(-((y - 0.6) ** 2 + (x - 0.5) ** 2) / 0.02)
+    a, b = a / a.max(), b / b.max()
+    ref = jitopt.transport.wasserstein2_grid(a, b)
+    w2 = jitopt.transport.wasserstein2_grid(a * factor, b * factor)
+    # exact for power-of-two factors; subnormal entries keep a few bits only
+    np.testing.assert_allclose(w2, ref, rtol=1e-12 if factor > 1e-300 else 1e-2)
+
+
+def test_wrongly_shaped_points_are_refused_by_name_not_by_numba():
+    pca = jitopt.problems.pca(np.diag([3.0, 2.0, 1.0]), 1)
+    with pytest.raises(ValueError, match=r"x must have shape \(3, 1\).*got \(3, 1, 1\)"):
+        pca.cost(np.ones((3, 1, 1)))
+    with pytest.raises(ValueError, match="x must have shape"):
+        pca.cost(np.ones(3))  # a flat point is not a point of Stiefel(3, 1)
+    user = jitopt.Problem(jitopt.manifolds.Sphere(3), lambda x: float(np.sum(x)),
+                          lambda x: np.ones(3))
+    with pytest.raises(ValueError, match=r"x must have shape \(3,\)"):
+        user.cost(np.ones((3, 1)))  # the user's oracle would have given a number
+    with pytest.raises(TypeError, match="x must be real"):
+        user.egrad(np.ones(3) + 0j)
+    X = np.random.default_rng(0).standard_normal((6, 3))
+    ls = jitopt.problems.least_squares(X, X[:, 0])
+    with pytest.raises(ValueError, match=r"w must have shape \(3,\), got \(3, 1\)"):
+        ls.egrad(np.ones((3, 1)))
+    with pytest.raises(ValueError, match="x must have shape"):
+        ls.cost(np.ones(4))  # used to broadcast into a wrong value
+    dc = jitopt.problems.online_sparse_robust_regression(p=4, beta_star=(10.0,))
+    batch, _ = dc.draw_batches(1, 5, 0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"x must have shape \(4,\), got \(3,\)"):
+        dc.convex_value(np.ones(3), batch)  # used to return a number
+    # the healthy calls give the closed forms
+    np.testing.assert_allclose(pca.cost(pca.xopt), -3.0)
+    np.testing.assert_allclose(ls.cost(np.zeros(3)), 0.5 * np.mean(X[:, 0] ** 2))
+
+
+@pytest.mark.parametrize("method", ["srge", "r-srvrg"])
+def test_a_finite_sum_started_at_a_stationary_point_converges_at_once(method):
+    # every sample is a multiple of a basis vector: e_1 is a critical point of PCA
+    problem = jitopt.problems.finite_sum_pca(np.diag([3.0, 2.0, 1.0, 0.5]), 1)
+    x0 = np.zeros((4, 1))
+    x0[0] = 1.0
+    res = jitopt.minimize(problem, x0, method=method, options={"max_passes": 2.0})
+    assert res.success and res.nit == 0
+    np.testing.assert_array_equal(res.x, x0)

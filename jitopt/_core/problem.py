@@ -236,8 +236,21 @@ class Problem(BaseProblem):
                               f"manifold {self.manifold!r}")
         return self.check_finite(oracle, g)
 
+    def _check_point(self, x, name="x"):
+        """Refuse an array ``x`` of another shape than the manifold's, or complex on a real
+        manifold: the user's oracle might broadcast it into a wrong value."""
+        if isinstance(x, np.ndarray):
+            M = self.manifold
+            if x.shape != M.shape:
+                raise ValueError(f"{name} must have shape {M.shape} (a point of {M!r}), got "
+                                 f"{x.shape}")
+            if x.dtype.kind == "c" and np.dtype(M.dtype).kind != "c":
+                raise TypeError(f"{name} must be real on {M!r}, got a complex array")
+        return x
+
     def cost(self, x):
         """Cost at ``x`` (counts one ``nfev``)."""
+        self._check_point(x)
         self.counts.add(nfev=1)
         if self._cost is None:
             f, _ = self.call_oracle("cost_and_egrad", self._cost_and_egrad, x)
@@ -246,6 +259,7 @@ class Problem(BaseProblem):
 
     def egrad(self, x):
         """Euclidean gradient at ``x`` (counts one ``njev``)."""
+        self._check_point(x)
         self.counts.add(njev=1, nifo=self.n_samples)
         if self._egrad is None:
             _, g = self.call_oracle("cost_and_egrad", self._cost_and_egrad, x)
@@ -256,6 +270,7 @@ class Problem(BaseProblem):
         """Cost and Euclidean gradient at ``x`` (counts one ``nfev`` and one ``njev``)."""
         if self._cost_and_egrad is None:
             return self.cost(x), self.egrad(x)
+        self._check_point(x)
         self.counts.add(nfev=1, njev=1, nifo=self.n_samples)
         out = self.call_oracle("cost_and_egrad", self._cost_and_egrad, x)
         try:
@@ -284,6 +299,8 @@ class Problem(BaseProblem):
         """Euclidean Hessian-vector product at ``x`` along ``u`` (counts one ``nhev``)."""
         if self._ehess is None:
             raise AttributeError(f"{self!r} has no ehess oracle")
+        self._check_point(x)
+        self._check_point(u, "u")
         self.counts.add(nhev=1)
         return self._check_grad(self.call_oracle("ehess", self._ehess, x, u), "ehess")
 
@@ -398,6 +415,7 @@ class FiniteSumProblem(Problem):
 
     def cost(self, x, idx=None):
         """Mean cost over ``idx`` (all samples by default); counts one ``nfev``."""
+        self._check_point(x)
         self.counts.add(nfev=1)
         idx = self.all_samples if idx is None else idx
         return self._check_value(self.call_oracle("cost", self._cost, x, idx), "cost")
@@ -405,6 +423,7 @@ class FiniteSumProblem(Problem):
     def egrad(self, x, idx=None):
         """Mean Euclidean gradient over ``idx`` (all by default); counts ``len(idx)`` IFO."""
         idx = self.all_samples if idx is None else idx
+        self._check_point(x)
         self.counts.add(njev=1, nifo=len(idx))
         return self._check_grad(self.call_oracle("egrad", self._egrad, x, idx), "egrad")
 

@@ -3,6 +3,7 @@
 import functools
 import inspect
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 from scipy.optimize import OptimizeWarning
@@ -286,6 +287,9 @@ def minimize(fun, x0=None, args=(), jac=None, method=None, manifold=None, tol=No
     >>> round(res.fun, 6)
     -5.0
     """
+    if options is not None and not isinstance(options, Mapping):
+        raise TypeError(f"options must be a dict of method options or None, got "
+                        f"{type(options).__name__}")
     options = dict(options or {})
     if isinstance(fun, BaseProblem):
         given = [name for name, value in (("args", args), ("jac", jac), ("manifold", manifold))
@@ -379,7 +383,8 @@ def _minimize(fun, x0, args, jac, method, manifold, tol, callback, options):
     def point(g):
         if isinstance(g, tuple) and hasattr(manifold, "pack"):
             return manifold.pack(g)
-        g = np.asarray(g, dtype=manifold.dtype)
+        # a complex gradient on a real manifold is left complex: the problem refuses it
+        g = np.asarray(g, dtype=None if np.iscomplexobj(g) else manifold.dtype)
         return g.reshape(manifold.shape) if g.size == x0.size else g
 
     if jac is True:

@@ -17,7 +17,7 @@ from .._core.result import OptimizeResult
 from ..problems import AffineOperator, NormalFormOperator, VIProblem
 from ..sets import ProductOfSimplices
 from ..solvers import evi, evi_gap
-from ..validation import check_choice, check_int, check_rng
+from ..validation import check_array, check_choice, check_int, check_rng
 
 __all__ = ["NormalFormGame", "PolymatrixGame", "concave_game"]
 
@@ -26,7 +26,7 @@ class _GameBase:
     """What normal-form and polymatrix games share (``sizes``, ``offsets``, ``payoffs()``)."""
 
     def _split(self, x, name="x"):
-        x = np.asarray(x, dtype=float)
+        x = check_array(name, x) if np.iscomplexobj(x) else np.asarray(x, dtype=float)
         if x.shape != (self.dim,):
             raise ValueError(f"{name} must be a concatenated mixed profile of shape "
                              f"({self.dim},), got {x.shape}")
@@ -73,18 +73,25 @@ class _GameBase:
     def joint_distribution(self, points, weights=None):
         r"""The distribution :math:`\sum_k w_k \otimes_i x^k_i` over pure profiles (a tensor
         of shape ``sizes``)."""
-        P = np.array(points, dtype=float, ndmin=2)
-        if P.ndim != 2 or P.shape[1] != self.dim:
-            raise ValueError(f"points must have shape (k, {self.dim}), got {np.shape(points)}")
+        P = check_array("points", points)
+        P = P.reshape(1, -1) if P.ndim == 1 else P
+        if P.ndim != 2 or P.shape[1] != self.dim or P.shape[0] == 0:
+            raise ValueError(f"points must have shape (k, {self.dim}) with k >= 1, got "
+                             f"{np.shape(points)}")
         if weights is None:
             w = np.full(P.shape[0], 1.0 / P.shape[0])
         else:
-            w = np.asarray(weights, dtype=float)
+            w = check_array("weights", weights)
             if w.shape != (P.shape[0],) or not np.all(np.isfinite(w)) or (w < 0).any() \
                     or w.sum() <= 0:
                 raise ValueError(f"weights must be {P.shape[0]} nonnegative finite numbers "
                                  f"with a positive sum, got {weights!r}")
             w = w / w.sum()
+        domain = ProductOfSimplices(self.sizes)
+        for k, x in enumerate(P):
+            if not domain.contains(x, 1e-7):
+                raise ValueError(f"points[{k}] must be a mixed profile (each player's block "
+                                 f"a probability vector)")
         out = np.zeros(self.sizes)
         for wk, x in zip(w, P):
             t = np.array(wk)
@@ -94,7 +101,7 @@ class _GameBase:
         return out
 
     def _check_dist(self, dist):
-        p = np.asarray(dist, dtype=float)
+        p = check_array("dist", dist)
         if p.shape != self.sizes:
             raise ValueError(f"dist must have shape {self.sizes}, got {p.shape}")
         if not np.all(np.isfinite(p)) or (p < -1e-9).any() or abs(p.sum() - 1.0) > 1e-6:
@@ -142,10 +149,17 @@ class _GameBase:
         check_choice("objective", objective, ("welfare", "feasibility"))
         U = self.payoffs()
         N = int(np.prod(self.sizes))
-        A_ub = self.ce_constraints()
-        cost = -U.reshape(self.n_players, N).sum(axis=0) if objective == "welfare" else np.zeros(N)
-        r = linprog(cost, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=np.ones((1, N)),
-                    b_eq=[1.0], bounds=(0, None), method="highs")
+        # the constraints are homogeneous in the payoffs: scale them to a largest entry of 1
+        # (HiGHS' absolute tolerances) without changing the feasible set or the argmax
+        top = np.abs(U).max()
+        unit = 1.0 / top if top > 0 else 1.0
+        A_ub = self.ce_constraints() * unit
+        cost = -U.reshape(self.n_players, N).sum(axis=0) * unit if objective == "welfare" \
+            else np.zeros(N)
+        rows = A_ub.shape[0] > 0  # no constraint when every player has one action
+        r = linprog(cost, A_ub=A_ub if rows else None, b_ub=np.zeros(A_ub.shape[0]) if rows
+                    else None, A_eq=np.ones((1, N)), b_eq=[1.0], bounds=(0, None),
+                    method="highs")
         dist = None
         if r.x is not None:  # clip and renormalise HiGHS's rounding (tolerance about 1e-7)
             dist = np.maximum(r.x, 0.0).reshape(self.sizes)
@@ -179,6 +193,8 @@ class _GameBase:
                     vals.append(Ui[b] - Ui[a])
                     rows.append(np.full(Ii.shape[1], row))
                     row += 1
+        if not rows:  # every player has one action: no deviation
+            return sp.csr_matrix((0, N))
         return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                              shape=(row, N))
 
@@ -223,9 +239,11 @@ class NormalFormGame(_GameBase):
 
     def __init__(self, payoffs):
         try:
-            arrays = [np.array(p, dtype=float) for p in payoffs]
-        except (TypeError, ValueError):
-            raise TypeError("payoffs must be a sequence of numeric arrays") from None
+            payoffs = list(payoffs)
+        except TypeError:
+            raise TypeError(f"payoffs must be a sequence of numeric arrays, got "
+                            f"{type(payoffs).__name__}") from None
+        arrays = [check_array(f"payoffs[{i}]", p) for i, p in enumerate(payoffs)]
         n = len(arrays)
         if n < 1:
             raise ValueError("payoffs must hold one array per player")
@@ -235,8 +253,6 @@ class NormalFormGame(_GameBase):
                 raise ValueError(f"payoffs[{i}] must have one axis per player and all payoff "
                                  f"arrays the same shape; got shapes "
                                  f"{[a.shape for a in arrays]} for {n} players")
-            if not np.isfinite(p).all():
-                raise ValueError(f"payoffs[{i}] must be finite")
         if min(shape) < 1:
             raise ValueError("every player needs at least one action")
         self.n_players = n
@@ -290,8 +306,9 @@ class PolymatrixGame(_GameBase):
     def __init__(self, sizes, edges):
         if isinstance(sizes, numbers.Integral) or not hasattr(sizes, "__len__"):
             raise TypeError("sizes must be a sequence of positive integers")
-        if len(sizes) < 1 or min(sizes) < 1:
-            raise ValueError(f"sizes must be positive integers, got {list(sizes)}")
+        sizes = [check_int(f"sizes[{i}]", m, low=1) for i, m in enumerate(sizes)]
+        if len(sizes) < 1:
+            raise ValueError("sizes must hold at least one positive integer, got []")
         if not isinstance(edges, dict):
             raise TypeError("edges must be a dict {(i, j): A_ij}")
         self.n_players = len(sizes)
@@ -301,15 +318,17 @@ class PolymatrixGame(_GameBase):
         self.edges = {}
         A = np.zeros((self.dim, self.dim))
         for key, Aij in edges.items():
+            if not (isinstance(key, tuple) and len(key) == 2
+                    and all(isinstance(k, numbers.Integral) for k in key)):
+                raise TypeError(f"edges keys must be pairs (i, j) of player indices, got "
+                                f"{key!r}")
             i, j = key
             if not (0 <= i < n and 0 <= j < n) or i == j:
                 raise ValueError(f"edge {key} must join two different players in 0..{n - 1}")
-            Aij = np.array(Aij, dtype=float)
+            Aij = check_array(f"edges[{key}]", Aij)
             if Aij.shape != (self.sizes[i], self.sizes[j]):
                 raise ValueError(f"edges[{key}] must have shape {(self.sizes[i], self.sizes[j])}, "
                                  f"got {Aij.shape}")
-            if not np.isfinite(Aij).all():
-                raise ValueError(f"edges[{key}] must be finite")
             self.edges[(int(i), int(j))] = Aij
             A[off[i]:off[i + 1], off[j]:off[j + 1]] -= Aij
         self.operator = AffineOperator(A)
@@ -388,4 +407,11 @@ def concave_game(partial_gradients, domain, *, dim=None):
     """
     if not callable(partial_gradients):
         raise TypeError("partial_gradients must be callable")
-    return VIProblem(lambda x: -np.asarray(partial_gradients(x), dtype=float), domain, dim=dim)
+
+    def operator(x):
+        g = np.asarray(partial_gradients(x))
+        if np.iscomplexobj(g):
+            raise TypeError("partial_gradients must return a real array, got a complex one")
+        return -g.astype(float)
+
+    return VIProblem(operator, domain, dim=dim)

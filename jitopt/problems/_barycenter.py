@@ -29,6 +29,8 @@ def as_grid(name, f, min_size=1, ndim=2):
         raise TypeError(f"{name} must be a real-valued array, got dtype {arr.dtype}")
     if arr.ndim != ndim:
         raise ValueError(f"{name} must be {what}, got an array of shape {arr.shape}")
+    if ndim == 3 and arr.shape[0] == 0:
+        raise ValueError(f"{name} must hold at least one density, got shape {arr.shape}")
     if min(arr.shape[-2:]) < min_size:
         raise ValueError(f"{name} must have at least {min_size} cells along each grid axis, "
                          f"got shape {arr.shape}")
@@ -44,10 +46,13 @@ def as_density(name, a, ndim=2, min_size=3):
     arr = as_grid(name, a, min_size=min_size, ndim=ndim)
     if np.any(arr < 0):
         raise ValueError(f"{name} must be nonnegative (found negative values)")
-    mass = arr.sum(axis=(-2, -1), keepdims=True)
-    if np.any(mass <= 0):
+    # the mass after scaling by the largest entry: no overflow for huge values, no
+    # underflow of the quotient for subnormal ones
+    top = arr.max(axis=(-2, -1), keepdims=True)
+    if np.any(top <= 0):
         raise ValueError(f"{name} must have positive total mass (found an all-zero density)")
-    arr *= arr.shape[-1] * arr.shape[-2] / mass
+    arr /= top
+    arr *= arr.shape[-1] * arr.shape[-2] / arr.sum(axis=(-2, -1), keepdims=True)
     return arr
 
 

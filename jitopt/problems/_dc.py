@@ -9,7 +9,7 @@ from scipy.special import ndtr
 
 from .._core.problem import BaseProblem
 from .._core.result import OracleError
-from ..validation import check_choice, check_int, check_real
+from ..validation import check_array, check_choice, check_int, check_real, check_shape
 from ..sets import Box, ConvexSet
 from . import _dc_kernels as _k
 from ._dc_penalties import CappedL1, DCPenalty
@@ -115,7 +115,8 @@ class DCProblem(BaseProblem):
                              "(pass loss=None)")
         self.loss = loss
         self.loss_code = -1 if loss is None else LOSSES[loss]
-        self.huber_delta = check_real("huber_delta", huber_delta, low=0.0, low_open=True)
+        self.huber_delta = check_real("huber_delta", huber_delta,
+                                      low=0.0, low_open=True, high=np.inf, high_open=True)
         if penalty is not None and not isinstance(penalty, DCPenalty):
             raise TypeError("penalty must be a DCPenalty (CappedL1, SCAD, MCP, L1MinusL2) or "
                             f"None, got {type(penalty).__name__}")
@@ -128,8 +129,10 @@ class DCProblem(BaseProblem):
             raise TypeError(f"concave must be callable or None, got {type(concave).__name__}")
         self.convex = convex
         self.concave = concave
-        self.xopt = None if xopt is None else np.array(xopt, dtype=float)
-        self.fopt = fopt
+        self.xopt = None if xopt is None else check_array("xopt", xopt)
+        if self.xopt is not None and self.xopt.shape != (self.dim,):
+            raise ValueError(f"xopt must have shape ({self.dim},), got {self.xopt.shape}")
+        self.fopt = None if fopt is None else check_real("fopt", fopt)
         self.limit_fun = limit_fun
         self.name = name
 
@@ -171,6 +174,7 @@ class DCProblem(BaseProblem):
     def concave_part(self, x, batch_h):
         """``(value, subgradient)`` of :math:`\\bar h` at ``x`` (penalty part plus user part);
         counts one ``njev``."""
+        check_shape("x", x, (self.dim,))
         self.counts.njev += 1
         val, sub = 0.0, np.zeros(self.dim)
         if self.penalty is not None:
@@ -195,6 +199,7 @@ class DCProblem(BaseProblem):
     def convex_value(self, x, batch_g):
         """:math:`\\bar g(x)` on a batch (loss or user part plus the penalty's
         :math:`\\ell_1`); counts one ``nfev``."""
+        check_shape("x", x, (self.dim,))
         self.counts.nfev += 1
         l1 = self.lam_g * np.abs(x).sum()
         if self.convex is None:
@@ -217,6 +222,7 @@ class DCProblem(BaseProblem):
         built-in loss on a batch (without the :math:`\ell_1` part of :math:`g`)."""
         if self.convex is not None:
             raise ValueError("the loss subgradient needs a built-in loss")
+        check_shape("x", x, (self.dim,))
         A, b = self.loss_batch(batch_g)
         out = np.empty(self.dim)
         _k.mean_loss_subgradient(A, b, self.loss_code, self.huber_delta, x, out)
@@ -229,6 +235,7 @@ class DCProblem(BaseProblem):
         deterministic and adds no variance)."""
         if self.convex is not None:
             raise ValueError("the variance of the convex part needs a built-in loss")
+        check_shape("x", x, (self.dim,))
         A, b = self.loss_batch(batch_g)
         if A.shape[0] < 2:
             raise ValueError(f"batch_g must hold at least 2 samples, got {A.shape[0]}")
@@ -289,11 +296,11 @@ def online_sparse_robust_regression(p=50, beta_star=(10.0, -15.0), lam=0.01, alp
     (0.817885, 50)
     """
     p = check_int("p", p, low=1)
-    lam = check_real("lam", lam, low=0.0)
-    alpha = check_real("alpha", alpha, low=0.0, low_open=True)
-    drift = check_real("drift", drift, low=0.0)
-    bound = check_real("bound", bound, low=0.0, low_open=True)
-    lead = np.array(beta_star, dtype=float).ravel()
+    lam = check_real("lam", lam, low=0.0, high=np.inf, high_open=True)
+    alpha = check_real("alpha", alpha, low=0.0, low_open=True, high=np.inf, high_open=True)
+    drift = check_real("drift", drift, low=0.0, high=np.inf, high_open=True)
+    bound = check_real("bound", bound, low=0.0, low_open=True, high=np.inf, high_open=True)
+    lead = check_array("beta_star", beta_star).ravel()
     if lead.size > p:
         raise ValueError(f"beta_star has {lead.size} entries, more than p = {p}")
     beta = np.zeros(p)

@@ -7,6 +7,13 @@ from ..validation import check_real
 __all__ = ["DCPenalty", "CappedL1", "SCAD", "MCP", "L1MinusL2"]
 
 
+def _check_plateau(c, lam, what):
+    """Refuse a ``lam`` whose plateau value ``c lam^2 / 2`` overflows float64."""
+    if not np.isfinite(c * lam * lam):
+        raise ValueError(f"lam is too large: {what} * lam^2 overflows float64, got lam = "
+                         f"{lam!r}")
+
+
 class DCPenalty:
     r"""A DC penalty written as :math:`p(x) = \lambda_g\|x\|_1 - h(x)` with :math:`h` convex.
 
@@ -58,8 +65,11 @@ class CappedL1(DCPenalty):
     """
 
     def __init__(self, lam, alpha=1.0):
-        self.lam = check_real("lam", lam, low=0.0)
-        self.alpha = check_real("alpha", alpha, low=0.0, low_open=True)
+        self.lam = check_real("lam", lam, low=0.0, high=np.inf, high_open=True)
+        self.alpha = check_real("alpha", alpha, low=0.0, low_open=True,
+                                high=np.inf, high_open=True)
+        if not np.isfinite(self.lam * self.alpha):
+            raise ValueError(f"lam * alpha must be finite, got {lam!r} * {alpha!r}")
         self.g_weight = self.lam * self.alpha
 
     def h_value(self, x):
@@ -94,8 +104,9 @@ class SCAD(DCPenalty):
     """
 
     def __init__(self, lam, a=3.7):
-        self.lam = check_real("lam", lam, low=0.0)
-        self.a = check_real("a", a, low=2.0, low_open=True)
+        self.lam = check_real("lam", lam, low=0.0, high=np.inf, high_open=True)
+        self.a = check_real("a", a, low=2.0, low_open=True, high=np.inf, high_open=True)
+        _check_plateau(self.a + 1.0, self.lam, "(a + 1)")
         self.g_weight = self.lam
 
     def h_value(self, x):
@@ -133,8 +144,10 @@ class MCP(DCPenalty):
     """
 
     def __init__(self, lam, gamma=3.0):
-        self.lam = check_real("lam", lam, low=0.0)
-        self.gamma = check_real("gamma", gamma, low=0.0, low_open=True)
+        self.lam = check_real("lam", lam, low=0.0, high=np.inf, high_open=True)
+        self.gamma = check_real("gamma", gamma, low=0.0, low_open=True,
+                                high=np.inf, high_open=True)
+        _check_plateau(self.gamma, self.lam, "gamma")
         self.g_weight = self.lam
 
     def h_value(self, x):
@@ -163,7 +176,7 @@ class L1MinusL2(DCPenalty):
     """
 
     def __init__(self, lam):
-        self.lam = check_real("lam", lam, low=0.0)
+        self.lam = check_real("lam", lam, low=0.0, high=np.inf, high_open=True)
         self.g_weight = self.lam
 
     def h_value(self, x):

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from .._core.problem import FiniteSumProblem
-from ..validation import check_choice, check_int, check_real, check_rng
+from ..validation import check_array, check_choice, check_int, check_real, check_rng
 from ..manifolds import SPD, Grassmann, Sphere, Stiefel
 from ..manifolds._kernels import spd_sqrt_and_inv_sqrt, sym
 
@@ -184,7 +184,12 @@ def _samples(name, z):
         raise TypeError(f"{name} must be a real numeric array, got dtype {z.dtype}")
     if not np.all(np.isfinite(z)):
         raise ValueError(f"{name} contains NaN or inf")
-    return np.array(z, dtype=np.float64, order="C", copy=True)
+    z = np.array(z, dtype=np.float64, order="C", copy=True)
+    with np.errstate(over="ignore"):
+        if not np.isfinite(np.einsum("ij,ij->", z, z)):
+            raise ValueError(f"{name} is too large: the squared norms of its samples "
+                             f"overflow float64 (rescale it)")
+    return z
 
 
 def _top_eigenspace(z, p):
@@ -222,7 +227,7 @@ def spiked_samples(n, d, scales=(20.0, 10.0, 5.0, 3.0, 2.0), rng=None):
     n = check_int("n", n, 1)
     d = check_int("d", d, 1)
     s = np.ones(d)
-    scales = np.asarray(scales, dtype=float).reshape(-1)[:d]
+    scales = check_array("scales", np.atleast_1d(scales), ndim=1)[:d]
     s[:scales.size] = scales
     return check_rng(rng).standard_normal((n, d)) * s
 
@@ -255,7 +260,8 @@ def commuting_spd_samples(n, d, sigma=0.5, rng=None):
     """
     n = check_int("n", n, 1)
     d = check_int("d", d, 1)
-    sigma = check_real("sigma", sigma, low=0.0)
+    # e^{±sigma·a_i} must stay far from overflow and underflow (|a_i| < 10 in practice)
+    sigma = check_real("sigma", sigma, low=0.0, high=50.0)
     rng = check_rng(rng)
     q, r = np.linalg.qr(rng.standard_normal((d, d)))
     q *= np.sign(np.diag(r))
@@ -396,7 +402,7 @@ def robust_pca(Z, p, eps=1.0):
     z = _samples("Z", Z)
     d = z.shape[1]
     p = check_int("p", p, 1, d)
-    eps = check_real("eps", eps, low=0.0, low_open=True)
+    eps = check_real("eps", eps, low=0.0, low_open=True, high=1e150)
     sq = np.einsum("ij,ij->i", z, z)
     eps2 = eps * eps
 
@@ -444,8 +450,8 @@ def karcher_mean(A, retraction="exp"):
     True
     """
     a = np.asarray(A)
-    if a.ndim != 3 or a.shape[1] != a.shape[2] or a.shape[0] < 1:
-        raise ValueError(f"A must have shape (n, d, d), got {a.shape}")
+    if a.ndim != 3 or a.shape[1] != a.shape[2] or a.shape[0] < 1 or a.shape[1] < 1:
+        raise ValueError(f"A must have shape (n, d, d) with n, d >= 1, got {a.shape}")
     if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
         raise TypeError(f"A must be a real numeric array, got dtype {a.dtype}")
     a = np.array(a, dtype=np.float64, order="C", copy=True)

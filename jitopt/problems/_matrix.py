@@ -4,16 +4,19 @@ import numpy as np
 from numba import njit
 
 from .._core.problem import Problem
-from ..validation import check_choice, check_int, check_rng
+from ..validation import (check_array, check_choice, check_int, check_real, check_rng,
+                          check_shape)
 from ..manifolds import Grassmann, Orthogonal, Stiefel
 
 __all__ = ["pca", "procrustes", "brockett", "linear_cost", "spectrum_matrix"]
 
+_MAX_CONDITION = 1e8  # of spectrum_matrix: its eigenvalues are exact to about n eps high
+
 
 def _square_matrix(name, a, symmetric=False):
     a = np.asarray(a)
-    if a.ndim != 2 or a.shape[0] != a.shape[1]:
-        raise ValueError(f"{name} must be a square 2-D array, got shape {a.shape}")
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.size == 0:
+        raise ValueError(f"{name} must be a square 2-D array, non-empty, got shape {a.shape}")
     if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
         raise TypeError(f"{name} must be a real numeric array, got dtype {a.dtype}")
     if not np.all(np.isfinite(a)):
@@ -22,6 +25,15 @@ def _square_matrix(name, a, symmetric=False):
     if symmetric and not np.allclose(a, a.T, rtol=1e-10, atol=1e-12 * np.abs(a).max()):
         raise ValueError(f"{name} must be symmetric")
     return a
+
+
+def _finite_optimum(fopt, names):
+    """``fopt`` as a float, refused when it overflows float64 (entries of ``names`` too
+    large for the cost to be representable)."""
+    if not np.isfinite(fopt):
+        raise ValueError(f"{names} are too large: the optimal cost overflows float64 "
+                         f"(rescale them)")
+    return float(fopt)
 
 
 @njit(cache=True)
@@ -102,9 +114,11 @@ def pca(A, p, manifold="stiefel"):
     check_choice("manifold", manifold, ("stiefel", "grassmann"))
     w, v = np.linalg.eigh(A)
     M = Stiefel(n, p) if manifold == "stiefel" else Grassmann(n, p)
-    return Problem(M, lambda x: _pca_cost(x, A), None,
-                   cost_and_egrad=lambda x: _pca_cost_and_egrad(x, A),
-                   fopt=-w[::-1][:p].sum(), xopt=np.ascontiguousarray(v[:, ::-1][:, :p]),
+    shape = M.shape
+    return Problem(M, lambda x: _pca_cost(check_shape("x", x, shape), A), None,
+                   cost_and_egrad=lambda x: _pca_cost_and_egrad(check_shape("x", x, shape), A),
+                   fopt=_finite_optimum(-w[::-1][:p].sum(), "the entries of A"),
+                   xopt=np.ascontiguousarray(v[:, ::-1][:, :p]),
                    egrad_rows=lambda x, rows: -2.0 * _rows_times(A, rows, x),
                    cost_change=lambda x, rows, d, g: (np.vdot(g, d)
                                                       - _block_quadratic(A, rows, d)))
@@ -157,24 +171,24 @@ def procrustes(A, B, special=False):
     >>> bool(res.fun < 1e-10)
     True
     """
-    A = np.array(A, dtype=np.float64, order="C", copy=True)
-    B = np.array(B, dtype=np.float64, order="C", copy=True)
-    if A.ndim != 2 or A.shape != B.shape:
-        raise ValueError(f"A and B must be 2-D arrays of the same shape, got {A.shape} and "
-                         f"{B.shape}")
-    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
-        raise ValueError("A and B must be finite")
+    A, B = check_array("A", A), check_array("B", B)
+    if A.ndim != 2 or A.shape != B.shape or A.size == 0:
+        raise ValueError(f"A and B must be non-empty 2-D arrays of the same shape, got "
+                         f"{A.shape} and {B.shape}")
     n = A.shape[1]
     u, s, vt = np.linalg.svd(A.T @ B)
     d = np.ones(n)
     if special and np.linalg.det(u @ vt) < 0:
         d[-1] = -1.0
     xopt = (u * d) @ vt
-    fopt = np.sum(A * A) + np.sum(B * B) - 2.0 * np.sum(s * d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        fopt = np.sum(A * A) + np.sum(B * B) - 2.0 * np.sum(s * d)
+    fopt = _finite_optimum(fopt, "A and B")
     M = np.ascontiguousarray(A.T @ A)
     C = np.ascontiguousarray(A.T @ B)
     return Problem(Orthogonal(n, special=special), None, None,
-                   cost_and_egrad=lambda x: _procrustes_cost_and_egrad(x, A, B),
+                   cost_and_egrad=lambda x: _procrustes_cost_and_egrad(
+                       check_shape("x", x, (n, n)), A, B),
                    fopt=fopt, xopt=xopt,
                    egrad_rows=lambda x, rows: 2.0 * (_rows_times(M, rows, x) - C[rows]),
                    cost_change=lambda x, rows, d, g: (np.vdot(g, d)
@@ -216,12 +230,10 @@ def linear_cost(C, special=False):
     >>> round(jitopt.solvers.rgd(problem, rng=0).fun, 6)
     -4.0
     """
-    C = np.array(C, dtype=np.float64, order="C", copy=True)
+    C = check_array("C", C)
     if C.ndim != 2 or C.shape[1] > C.shape[0] or C.size == 0:
         raise ValueError(f"C must be a 2-D array of shape (n, p) with 1 <= p <= n, got "
                          f"shape {C.shape}")
-    if not np.all(np.isfinite(C)):
-        raise ValueError("C contains NaN or inf")
     n, p = C.shape
     if special and p != n:
         raise ValueError(f"special=True needs a square C, got shape {C.shape}")
@@ -230,11 +242,12 @@ def linear_cost(C, special=False):
     if special and np.linalg.det(u @ vt) < 0:
         d[-1] = -1.0
     xopt = np.ascontiguousarray((u * d) @ vt)
-    fopt = -float(np.sum(s * d))
+    fopt = _finite_optimum(-np.sum(s * d), "the entries of C")
     M = Orthogonal(n, special=special) if p == n else Stiefel(n, p)
     neg = -C
-    return Problem(M, lambda x: -np.vdot(C, x), lambda x: neg.copy(),
-                   cost_and_egrad=lambda x: (-np.vdot(C, x), neg.copy()),
+    return Problem(M, lambda x: -np.vdot(C, check_shape("x", x, C.shape)), lambda x: neg.copy(),
+                   cost_and_egrad=lambda x: (-np.vdot(C, check_shape("x", x, C.shape)),
+                                             neg.copy()),
                    fopt=fopt, xopt=xopt,
                    egrad_rows=lambda x, rows: neg[rows],
                    cost_change=lambda x, rows, d, g: np.vdot(g, d),
@@ -274,15 +287,20 @@ def brockett(A, mu):
     4.0
     """
     A = _square_matrix("A", A, symmetric=True)
-    mu = np.array(mu, dtype=np.float64, copy=True).reshape(-1)
+    mu = check_array("mu", mu)
+    if mu.ndim > 1:
+        raise ValueError(f"mu must be a 1-D array of weights, got shape {mu.shape}")
+    mu = mu.reshape(-1)
     n, p = A.shape[0], mu.size
     check_int("len(mu)", p, 1, n)
     if not (np.all(mu > 0) and np.all(np.diff(mu) < 0)):
         raise ValueError("mu must be strictly decreasing and positive")
     w, v = np.linalg.eigh(A)
     return Problem(Stiefel(n, p), None, None,
-                   cost_and_egrad=lambda x: _brockett_cost_and_egrad(x, A, mu),
-                   fopt=float(np.sum(mu * w[:p])), xopt=np.ascontiguousarray(v[:, :p]))
+                   cost_and_egrad=lambda x: _brockett_cost_and_egrad(
+                       check_shape("x", x, (n, p)), A, mu),
+                   fopt=_finite_optimum(np.sum(mu * w[:p]), "A and mu"),
+                   xopt=np.ascontiguousarray(v[:, :p]))
 
 
 def spectrum_matrix(n, low=1.0, high=100.0, rng=None):
@@ -295,7 +313,9 @@ def spectrum_matrix(n, low=1.0, high=100.0, rng=None):
     n : int
         The size, ``n >= 1``.
     low, high : float
-        The smallest and the largest eigenvalue.
+        The smallest and the largest eigenvalue, :math:`0 < low \\le high < \\infty` with
+        ``high / low <= 1e8`` (the rounding of the product, about :math:`n \\epsilon\\,`
+        ``high``, would swamp the smallest eigenvalues of a worse-conditioned matrix).
     rng : int or numpy.random.Generator, optional
         Seed of :math:`Q`.
 
@@ -312,6 +332,12 @@ def spectrum_matrix(n, low=1.0, high=100.0, rng=None):
     (True, array([  1., 100.]))
     """
     n = check_int("n", n, 1)
+    low = check_real("low", low, low=0.0, low_open=True)
+    high = check_real("high", high, low=low, high=np.inf, high_open=True)
+    if high > _MAX_CONDITION * low:
+        raise ValueError(f"high / low must be at most {_MAX_CONDITION:g}, got {high / low:.3g}: "
+                         f"the rounding of Q diag(lambda) Q^T, about n * eps * high, would "
+                         f"swamp the smallest eigenvalues")
     rng = check_rng(rng)
     q, r = np.linalg.qr(rng.standard_normal((n, n)))
     q *= np.sign(np.diag(r))

@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit
 
 from .._core.problem import FiniteSumProblem
-from ..validation import check_int, check_real, check_rng
+from ..validation import check_array, check_int, check_real, check_rng, check_shape
 
 __all__ = ["least_squares", "logistic", "sparse_regression_data", "LeastSquares", "Logistic"]
 
@@ -13,9 +13,16 @@ _PERSIST = 2  # consecutive evaluations with j in the support before its Gram ro
 # (at least; the support size m when larger)
 
 
+def _real(name, a):
+    """``a`` as a float64 array without a copy when it already is one; complex and
+    non-numeric input refused."""
+    if isinstance(a, np.ndarray) and a.dtype == np.float64:
+        return a
+    return check_array(name, a)
+
+
 def _data(X, y):
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
+    X, y = _real("X", X), _real("y", y)
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D array, got shape {X.shape}")
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
@@ -25,6 +32,11 @@ def _data(X, y):
         raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
     if not (np.isfinite(X).all() and np.isfinite(y).all()):
         raise ValueError("X and y must be finite (no NaN or inf)")
+    with np.errstate(over="ignore"):
+        huge = not (np.isfinite(np.vdot(X, X)) and np.isfinite(y @ y))
+    if huge:
+        raise ValueError("X and y are too large: their squared norms overflow float64 "
+                         "(rescale them)")
     # writable C-ordered arrays (copies only when needed; never modified): read-only
     # inputs (e.g. memory maps) would make Numba compile a second specialization
     return np.require(X, float, "CW"), np.require(y, float, "CW")
@@ -198,10 +210,11 @@ class LeastSquares(FiniteSumProblem):
                 self._counter, _PERSIST)
 
     def _full(self, w):
-        w = np.ascontiguousarray(w, dtype=float)
+        w = np.ascontiguousarray(check_shape("w", w, self.manifold.shape), dtype=float)
         return least_squares_kernel(w, *self.kernel_args)
 
     def _cost_idx(self, w, idx):
+        check_shape("w", w, self.manifold.shape)
         if idx.shape[0] == self.n_samples:
             r = _residual(np.require(w, float, "CW"), self.X, self.y)
         else:
@@ -211,6 +224,7 @@ class LeastSquares(FiniteSumProblem):
     def _egrad_idx(self, w, idx):
         if idx.shape[0] == self.n_samples:
             return self._full(w)[1]
+        check_shape("w", w, self.manifold.shape)
         Xb = self.X[idx]
         return Xb.T @ (Xb @ w - self.y[idx]) / idx.shape[0]
 
@@ -371,6 +385,7 @@ class Logistic(FiniteSumProblem):
         super().__init__(Euclidean(p + self.fit_intercept), self._cost_idx, self._egrad_idx, n)
 
     def _fg(self, w, idx):
+        check_shape("w", w, self.manifold.shape)
         return _logistic(np.require(w, float, "CW"), self.X, self.y, idx,
                          self.alpha, self.fit_intercept)
 

@@ -10,6 +10,7 @@ from numba import njit
 from .._core.problem import BaseProblem
 from .._core.result import OracleError
 from ..sets import ConvexSet, Polytope, ProductOfSimplices, Simplex
+from ..validation import check_array
 
 __all__ = ["VIProblem", "AffineOperator", "NormalFormOperator"]
 
@@ -34,14 +35,14 @@ class AffineOperator:
     """
 
     def __init__(self, A, b=None):
-        A = np.array(A, dtype=float, ndmin=2)
-        if A.ndim != 2 or A.shape[0] != A.shape[1]:
-            raise ValueError(f"A must be a square matrix, got shape {A.shape}")
-        b = np.zeros(A.shape[0]) if b is None else np.array(b, dtype=float).ravel()
+        A = check_array("A", A)
+        if A.ndim == 0:
+            A = A.reshape(1, 1)
+        if A.ndim != 2 or A.shape[0] != A.shape[1] or A.size == 0:
+            raise ValueError(f"A must be a non-empty square matrix, got shape {A.shape}")
+        b = np.zeros(A.shape[0]) if b is None else check_array("b", b).ravel()
         if b.shape != (A.shape[0],):
             raise ValueError(f"b must have shape ({A.shape[0]},), got {b.shape}")
-        if not (np.isfinite(A).all() and np.isfinite(b).all()):
-            raise ValueError("A and b must be finite")
         self.A, self.b = np.ascontiguousarray(A), b
         self.dim = A.shape[0]
 
@@ -110,15 +111,18 @@ class NormalFormOperator:
     """
 
     def __init__(self, payoffs):
-        payoffs = np.asarray(payoffs, dtype=float)
-        n = payoffs.shape[0]
-        if payoffs.ndim != n + 1:
-            raise ValueError(f"payoffs must have shape (n, m_1, ..., m_n), got {payoffs.shape}")
+        payoffs = check_array("payoffs", payoffs)
+        n = payoffs.shape[0] if payoffs.ndim else 0
+        if n < 1 or payoffs.ndim != n + 1 or payoffs.size == 0:
+            raise ValueError(f"payoffs must have shape (n, m_1, ..., m_n) with n >= 1 and "
+                             f"every m_i >= 1, got {payoffs.shape}")
         self.U = np.ascontiguousarray(payoffs.reshape(n, -1))
         self.offsets = np.concatenate([[0], np.cumsum(payoffs.shape[1:])]).astype(np.int64)
         self.dim = int(self.offsets[-1])
 
     def __call__(self, x):
+        if np.iscomplexobj(x):
+            raise TypeError("x must be real, got a complex array")
         x = np.ascontiguousarray(x, dtype=float)
         if x.shape != (self.dim,):
             raise ValueError(f"x must be a concatenated mixed profile of shape ({self.dim},), "
@@ -210,6 +214,9 @@ class VIProblem(BaseProblem):
         a NaN or inf ``NonFiniteOracle`` (a solver run reports both as a failed result)."""
         self.counts.nfev += 1
         f = self.call_oracle("operator", self.operator, np.array(x, dtype=float))
+        if np.iscomplexobj(f):
+            raise OracleError(f"The oracle operator must return a real array of shape "
+                              f"({self.dim},), got a complex one")
         try:
             f = np.array(f, dtype=float)
         except (TypeError, ValueError):

@@ -4,7 +4,7 @@ import numpy as np
 
 from .._core.result import OptimizeResult
 from ..problems import VIProblem
-from ..validation import check_choice
+from ..validation import check_array, check_choice
 from ._evi_domains import EVIDomain
 
 __all__ = ["evi_gap", "closed_report", "report"]
@@ -12,24 +12,25 @@ __all__ = ["evi_gap", "closed_report", "report"]
 
 def _mixture(problem, points, weights, fvals):
     d = problem.dim
-    X = np.array(points, dtype=float, ndmin=2)
-    if X.ndim != 2 or X.shape[1] != d:
-        raise ValueError(f"points must have shape (k, {d}), got {np.shape(points)}")
+    X = check_array("points", points)
+    X = X.reshape(1, -1) if X.ndim == 1 else X
+    if X.ndim != 2 or X.shape[1] != d or X.shape[0] == 0:
+        raise ValueError(f"points must have shape (k, {d}) with k >= 1, got "
+                         f"{np.shape(points)}")
     k = X.shape[0]
-    w = np.full(k, 1.0 / k) if weights is None else np.array(weights, dtype=float).ravel()
+    w = np.full(k, 1.0 / k) if weights is None else check_array("weights", weights).ravel()
     if w.shape != (k,) or (w < 0).any() or not w.sum() > 0 or not np.isfinite(w).all():
         raise ValueError(f"weights must be {k} nonnegative numbers with a positive sum")
-    for x in X:
-        if not np.isfinite(x).all() or not problem.domain.contains(x, 1e-7):
-            raise ValueError("every point must lie in the domain")
+    for i, x in enumerate(X):
+        if not problem.domain.contains(x, 1e-7):
+            raise ValueError(f"points[{i}] must lie in the domain {problem.domain!r}")
     if fvals is None:
         Fx = np.array([problem.F(x) for x in X])
     else:
-        Fx = np.array(fvals, dtype=float, ndmin=2)
+        Fx = check_array("fvals", fvals)
+        Fx = Fx.reshape(1, -1) if Fx.ndim == 1 else Fx
         if Fx.shape != X.shape:
             raise ValueError(f"fvals must have shape {X.shape}, got {Fx.shape}")
-        if not np.isfinite(Fx).all():
-            raise ValueError("fvals must be finite")
     return X, w / w.sum(), Fx
 
 

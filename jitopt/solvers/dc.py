@@ -7,6 +7,7 @@ the DC penalties) are in :mod:`jitopt.problems`; the proximal subproblem solvers
 """
 
 import math
+import sys
 import warnings
 
 import numpy as np
@@ -21,6 +22,8 @@ __all__ = ["online_dca", "ProxSubproblem", "adaptive_sizes", "norm_test_sizes",
            "half_variance"]
 
 _HUGE = 2 ** 62
+#: the most samples one iteration may draw: a larger batch cannot be allocated
+MAX_BATCH = 2 ** 31
 _MEASURE = "criticality mu*||x_{t+1} - x_t||"
 
 
@@ -30,6 +33,14 @@ _MEASURE = "criticality mu*||x_{t+1} - x_t||"
 
 def _ceil_int(v, cap=_HUGE):
     return int(min(math.ceil(v), cap)) if np.isfinite(v) else cap
+
+
+def _power(t, a):
+    """``t ** a``, the largest float where it overflows (so that ``0 * _power`` is 0)."""
+    try:
+        return float(t) ** a
+    except OverflowError:
+        return sys.float_info.max
 
 
 def adaptive_sizes(R, A, B, a, b, with_h):
@@ -234,8 +245,8 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
     """
     mu = check_real("mu", mu, low=0.0, low_open=True)
     check_choice("rule", rule, ("adaptive", "norm_test", "schedule", "fixed"))
-    n0 = check_int("n0", n0, low=1)
-    n0_h = n0 if n0_h is None else check_int("n0_h", n0_h, low=1)
+    n0 = check_int("n0", n0, low=1, high=MAX_BATCH)
+    n0_h = n0 if n0_h is None else check_int("n0_h", n0_h, low=1, high=MAX_BATCH)
     c_g = check_real("c_g", c_g, low=0.0, low_open=True)
     c_h = check_real("c_h", c_h, low=0.0)
     alpha_g = check_real("alpha_g", alpha_g, low=0.0, high=0.5, low_open=True, high_open=True)
@@ -323,8 +334,8 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
         if max_samples is not None and drawn() >= max_samples:
             return stop(Status.MAX_SAMPLES)
         # the next sample sizes
-        cap_g = _ceil_int((t + 1) ** schedule_g)
-        cap_h = _ceil_int((t + 1) ** schedule_h) if with_h else 0
+        cap_g = _ceil_int(_power(t + 1, schedule_g))
+        cap_h = _ceil_int(_power(t + 1, schedule_h)) if with_h else 0
         if rule == "schedule":
             n_g, n_h = cap_g, cap_h
         elif rule == "adaptive":
@@ -335,6 +346,11 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
             n_g, n_h = (ng, nh) if ng + nh <= cap_g + cap_h else (cap_g, cap_h)
         elif rule == "norm_test":
             ng, nh = norm_test_sizes((theta * mu * step) ** 2, V_g, V_h, with_h)
-            n_g = min(max(ng, _ceil_int(floor * (t + 1) ** schedule_g), 2), cap_g)
+            n_g = min(max(ng, _ceil_int(floor * _power(t + 1, schedule_g)), 2), cap_g)
             if with_h:
-                n_h = min(max(nh, _ceil_int(floor * (t + 1) ** schedule_h), 2), cap_h)
+                n_h = min(max(nh, _ceil_int(floor * _power(t + 1, schedule_h)), 2), cap_h)
+        if n_g + n_h > MAX_BATCH:
+            return stop(Status.MAX_SAMPLES, f"The sample-size rule asks for n_g + n_h = "
+                        f"{n_g} + {n_h} samples at iteration {t + 1}, more than one batch "
+                        f"can hold ({MAX_BATCH}); x is the last iterate, {_MEASURE} "
+                        f"{crit:.3e} (set max_samples, or lower schedule_g/schedule_h).")

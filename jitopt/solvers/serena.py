@@ -236,13 +236,13 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
     f, g, gnorm = checkpoint(x)
     if not np.isfinite(gnorm):
         raise NonFiniteOracle("The Riemannian gradient at x0 is not finite")
-    if step_size is None:
+    if step_size is None and gnorm > gtol:
         eta0 = _default_step(problem, x, g, gnorm)
         if not np.isfinite(eta0):
             raise NonFiniteOracle("The default step size is not finite: the gradient near "
                                   "x0 is not finite")
     else:
-        eta0 = step_size
+        eta0 = 1.0 if step_size is None else step_size  # (at a stationary start: unused)
     v = xa = ga = g
 
     while True:
