@@ -118,6 +118,22 @@ def unchanged(before, after):
         np.testing.assert_array_equal(before, after)
 
 
+def exercise(group, entry, fault, arg, call, names, check):
+    """Call ``call(arg)`` with the faulty ``arg``: refused by name for a refused fault,
+    else checked by ``check(result)`` (a scaled or object array may also be refused by
+    name); ``arg`` unchanged either way. Counted as ``"group:entry"``."""
+    COUNTS[f"{group}:{entry}"] += 1
+    before = np.array(arg, copy=True)
+    if fault in REFUSED:
+        refused_by_name(lambda: call(arg), *names)
+    else:
+        out = maybe_refused(lambda: call(arg), *names) if fault in SCALED + ("object",) \
+            else call(arg)
+        if out is not None:
+            check(out)
+    unchanged(before, arg)
+
+
 def report_counts(name):
     """A module fixture printing the generated cases per entry point of ``name``."""
 

@@ -14,24 +14,13 @@ from hypothesis import strategies as st
 
 from jitopt import problems as P
 
-from test_adversarial_faults import (COUNTS, FAULTS, PER_FAULT, REFUSED, SCALED, SETTINGS,
+from test_adversarial_faults import (COUNTS, FAULTS, PER_FAULT, SETTINGS, exercise,
                                      healthy, inject, maybe_refused, refused_by_name,
-                                     report_counts, scalars, scale, seeds, unchanged)
+                                     report_counts, scalars, scale, seeds)
 
-report = report_counts("finite_sum")
+GROUP = "finite_sum"
+report = report_counts(GROUP)
 
-
-def exercise(entry, fault, arg, call, names, check):
-    COUNTS[f"finite_sum:{entry}"] += 1
-    before = np.array(arg, copy=True)
-    if fault in REFUSED:
-        refused_by_name(lambda: call(arg), *names)
-    else:
-        out = maybe_refused(lambda: call(arg), *names) if fault in SCALED + ("object",) \
-            else call(arg)
-        if out is not None:
-            check(out)
-    unchanged(before, arg)
 
 
 def samples(seed, n=12, d=4):
@@ -64,7 +53,7 @@ def pca_check(Zh, p, s2):
 def test_finite_sum_pca(fault, seed, p):
     Z = samples(seed)
     arg = inject(fault, Z, np.random.default_rng(seed))
-    exercise("finite_sum_pca", fault, arg, lambda z: P.finite_sum_pca(z, p), ("Z",),
+    exercise(GROUP, "finite_sum_pca", fault, arg, lambda z: P.finite_sum_pca(z, p), ("Z",),
              pca_check(healthy(fault, Z), p, np.float64(scale(fault)) ** 2))
 
 
@@ -74,7 +63,7 @@ def test_finite_sum_pca(fault, seed, p):
 def test_leading_eigenvector(fault, seed):
     Z = samples(seed)
     arg = inject(fault, Z, np.random.default_rng(seed))
-    exercise("leading_eigenvector", fault, arg, P.leading_eigenvector, ("Z",),
+    exercise(GROUP, "leading_eigenvector", fault, arg, P.leading_eigenvector, ("Z",),
              pca_check(healthy(fault, Z), 1, np.float64(scale(fault)) ** 2))
 
 
@@ -92,7 +81,7 @@ def test_robust_pca(fault, seed):
         expected = np.mean(np.sqrt(1.0 + np.sum(r * r, axis=1)))
         np.testing.assert_allclose(problem.cost(x), expected, rtol=1e-9)
 
-    exercise("robust_pca", fault, arg, lambda z: P.robust_pca(z, 2), ("Z",), check)
+    exercise(GROUP, "robust_pca", fault, arg, lambda z: P.robust_pca(z, 2), ("Z",), check)
 
 
 def spd_samples(seed, n=5, d=3):
@@ -119,7 +108,7 @@ def test_karcher_mean(fault, seed):
         logs = [np.linalg.eigvalsh(a) for a in Ah]
         assert np.isfinite(problem.fopt) and np.all(np.isfinite(logs))
 
-    exercise("karcher_mean", fault, arg, P.karcher_mean, ("A",), check)
+    exercise(GROUP, "karcher_mean", fault, arg, P.karcher_mean, ("A",), check)
 
 
 @pytest.mark.parametrize("fault", ["nan", "inf", "complex", "wrong_shape"])

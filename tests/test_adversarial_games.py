@@ -17,24 +17,13 @@ from hypothesis import strategies as st
 import jitopt
 from jitopt.games import NormalFormGame, PolymatrixGame, concave_game
 
-from test_adversarial_faults import (COUNTS, FAULTS, PER_FAULT, REFUSED, SCALED, SETTINGS,
-                                     healthy, inject, maybe_refused, refused_by_name,
-                                     report_counts, scalars, scale, seeds, unchanged)
+from test_adversarial_faults import (COUNTS, FAULTS, PER_FAULT, REFUSED, SETTINGS,
+                                     exercise, healthy, inject, maybe_refused,
+                                     refused_by_name, report_counts, scalars, scale, seeds)
 
-report = report_counts("games")
+GROUP = "games"
+report = report_counts(GROUP)
 
-
-def exercise(entry, fault, arg, call, names, check):
-    COUNTS[f"games:{entry}"] += 1
-    before = np.array(arg, copy=True)
-    if fault in REFUSED:
-        refused_by_name(lambda: call(arg), *names)
-    else:
-        out = maybe_refused(lambda: call(arg), *names) if fault in SCALED + ("object",) \
-            else call(arg)
-        if out is not None:
-            check(out)
-    unchanged(before, arg)
 
 
 def ce_regrets(U, p):
@@ -70,7 +59,7 @@ def test_normal_form_game(fault, seed):
         np.testing.assert_allclose(game.ce_gap(p), ce_regrets([Ah, B], p), rtol=1e-9,
                                    atol=1e-12 * scale(fault))
 
-    exercise("NormalFormGame", fault, arg, lambda a: NormalFormGame([a, B]), ("payoffs",),
+    exercise(GROUP, "NormalFormGame", fault, arg, lambda a: NormalFormGame([a, B]), ("payoffs",),
              check)
 
 
@@ -92,7 +81,7 @@ def test_polymatrix_game(fault, seed):
         np.testing.assert_allclose(U[0], Ah, rtol=1e-12)
         np.testing.assert_allclose(U[1], A10.T, rtol=1e-12)
 
-    exercise("PolymatrixGame", fault, arg,
+    exercise(GROUP, "PolymatrixGame", fault, arg,
              lambda a: PolymatrixGame([2, 3], {(0, 1): a, (1, 0): A10}), ("edges",), check)
 
 
@@ -183,7 +172,7 @@ def test_gaps_of_a_distribution(fault, seed):
     def check(gap):
         np.testing.assert_allclose(gap, ce_regrets([A, B], p), rtol=1e-9, atol=1e-14)
 
-    exercise("ce_gap", fault, arg, game.ce_gap, ("dist",), check)
+    exercise(GROUP, "ce_gap", fault, arg, game.ce_gap, ("dist",), check)
     COUNTS["games:cce_gap"] += 1
     if fault not in REFUSED:
         cce = game.cce_gap(arg)
@@ -212,7 +201,7 @@ def test_mixtures_of_profiles(fault, seed):
         np.testing.assert_allclose(dist, expected, rtol=1e-12, atol=1e-15)
         assert abs(dist.sum() - 1) <= 1e-12
 
-    exercise("joint_distribution", fault, arg, game.joint_distribution, ("points",),
+    exercise(GROUP, "joint_distribution", fault, arg, game.joint_distribution, ("points",),
              check_joint)
 
     def check_gaps(gaps):
@@ -220,7 +209,7 @@ def test_mixtures_of_profiles(fault, seed):
         np.testing.assert_allclose(gaps.gap_ce, ce_regrets([A, B], dist), rtol=1e-9,
                                    atol=1e-12)
 
-    exercise("mixture_gaps", fault, arg, game.mixture_gaps, ("points",), check_gaps)
+    exercise(GROUP, "mixture_gaps", fault, arg, game.mixture_gaps, ("points",), check_gaps)
 
 
 @pytest.mark.parametrize("fault", FAULTS)
@@ -244,7 +233,7 @@ def test_mixture_weights(fault, seed):
         COUNTS["games:joint_distribution(weights)"] += 1
         refused_by_name(lambda: game.joint_distribution(pts, arg), "weights")
         return
-    exercise("joint_distribution(weights)", fault, arg,
+    exercise(GROUP, "joint_distribution(weights)", fault, arg,
              lambda a: game.joint_distribution(pts, a), ("weights",), check)
 
 
@@ -269,7 +258,7 @@ def test_expected_payoffs(fault, seed):
             u = maybe_refused(lambda: game.expected_payoffs(arg), "x")
         assert u is None or not np.isfinite(u).all() or check(u) is None
         return
-    exercise("expected_payoffs", fault, arg, game.expected_payoffs, ("x",), check)
+    exercise(GROUP, "expected_payoffs", fault, arg, game.expected_payoffs, ("x",), check)
 
 
 @pytest.mark.parametrize("fault", FAULTS)

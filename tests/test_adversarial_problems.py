@@ -15,26 +15,13 @@ from hypothesis import strategies as st
 import jitopt
 from jitopt import problems as P
 
-from test_adversarial_faults import (COUNTS, FAULTS, PER_FAULT, REFUSED, SCALED, SETTINGS,
-                                     healthy, inject, maybe_refused, refused_by_name,
-                                     report_counts, scalars, scale, seeds, unchanged)
+from test_adversarial_faults import (COUNTS, FAULTS, PER_FAULT, REFUSED, SETTINGS,
+                                     exercise, healthy, inject, maybe_refused,
+                                     refused_by_name, report_counts, scalars, scale, seeds)
 
-report = report_counts("problems")
+GROUP = "problems"
+report = report_counts(GROUP)
 
-
-def exercise(entry, fault, arg, call, names, check):
-    """Call ``call(arg)`` with the faulty ``arg``: refused by name for a refused fault,
-    else checked by ``check(result)``; ``arg`` unchanged either way."""
-    COUNTS[f"problems:{entry}"] += 1
-    before = np.array(arg, copy=True)
-    if fault in REFUSED:
-        refused_by_name(lambda: call(arg), *names)
-    else:
-        out = maybe_refused(lambda: call(arg), *names) if fault in SCALED + ("object",) \
-            else call(arg)
-        if out is not None:
-            check(out)
-    unchanged(before, arg)
 
 
 def symmetric(seed, n=4):
@@ -63,7 +50,7 @@ def test_pca(fault, seed, p):
     def check(problem):
         on_manifold_and_optimal(problem, -w[::-1][:p].sum() * scale(fault), scale(fault))
 
-    exercise("pca", fault, arg, lambda a: P.pca(a, p), ("A",), check)
+    exercise(GROUP, "pca", fault, arg, lambda a: P.pca(a, p), ("A",), check)
 
 
 @SETTINGS
@@ -87,7 +74,7 @@ def test_brockett(fault, seed):
     def check(problem):
         on_manifold_and_optimal(problem, (mu * w[:2]).sum() * scale(fault), scale(fault))
 
-    exercise("brockett", fault, arg, lambda a: P.brockett(a, mu), ("A",), check)
+    exercise(GROUP, "brockett", fault, arg, lambda a: P.brockett(a, mu), ("A",), check)
 
 
 @pytest.mark.parametrize("fault", FAULTS)
@@ -107,7 +94,7 @@ def test_brockett_weights(fault, seed):
         COUNTS["problems:brockett(mu)"] += 1
         refused_by_name(lambda: P.brockett(A, arg), "mu")
         return
-    exercise("brockett(mu)", fault, arg, lambda a: P.brockett(A, a), ("mu",), check)
+    exercise(GROUP, "brockett(mu)", fault, arg, lambda a: P.brockett(A, a), ("mu",), check)
 
 
 @pytest.mark.parametrize("fault", FAULTS)
@@ -131,7 +118,7 @@ def test_procrustes(fault, seed):
             Q = jitopt.manifolds.Orthogonal(3).random_point(k)
             assert problem.fopt <= np.sum((Ah @ Q - B) ** 2) * (1 + 1e-12) + 1e-12
 
-    exercise("procrustes", fault, arg, lambda a: P.procrustes(a, B), ("A",), check)
+    exercise(GROUP, "procrustes", fault, arg, lambda a: P.procrustes(a, B), ("A",), check)
 
 
 @pytest.mark.parametrize("fault", FAULTS)
@@ -145,7 +132,7 @@ def test_linear_cost(fault, seed):
     def check(problem):
         on_manifold_and_optimal(problem, -sv.sum() * scale(fault), scale(fault))
 
-    exercise("linear_cost", fault, arg, P.linear_cost, ("C",), check)
+    exercise(GROUP, "linear_cost", fault, arg, P.linear_cost, ("C",), check)
 
 
 @SETTINGS
@@ -177,7 +164,7 @@ def test_least_squares(fault, seed):
     rng = np.random.default_rng(seed)
     X, y = rng.standard_normal((6, 3)), rng.standard_normal(6)
     arg = inject(fault, X, rng)
-    exercise("least_squares", fault, arg, lambda a: P.least_squares(a, y), ("X",),
+    exercise(GROUP, "least_squares", fault, arg, lambda a: P.least_squares(a, y), ("X",),
              _least_squares_check(healthy(fault, X), y, scale(fault)))
 
 
@@ -189,7 +176,7 @@ def test_least_squares_response(fault, seed):
     X, y = rng.standard_normal((6, 3)), rng.standard_normal(6)
     arg = inject(fault, y, rng)
     yh = healthy(fault, y) * scale(fault)
-    exercise("least_squares(y)", fault, arg, lambda a: P.least_squares(X, a), ("y",),
+    exercise(GROUP, "least_squares(y)", fault, arg, lambda a: P.least_squares(X, a), ("y",),
              _least_squares_check(X, yh, 1.0))
 
 
@@ -210,7 +197,7 @@ def test_logistic(fault, seed):
                                    rtol=1e-10)
         assert np.isfinite(problem.egrad(w)).all()
 
-    exercise("logistic", fault, arg, lambda a: P.logistic(a, y), ("X",), check)
+    exercise(GROUP, "logistic", fault, arg, lambda a: P.logistic(a, y), ("X",), check)
 
 
 @SETTINGS
@@ -239,7 +226,7 @@ def test_affine_operator(fault, seed):
         x = rng.random(3)
         np.testing.assert_allclose(F(x), Ah @ x + b, rtol=1e-12)
 
-    exercise("AffineOperator", fault, arg, lambda a: P.AffineOperator(a, b), ("A",), check)
+    exercise(GROUP, "AffineOperator", fault, arg, lambda a: P.AffineOperator(a, b), ("A",), check)
 
 
 @pytest.mark.parametrize("fault", FAULTS)
@@ -257,7 +244,7 @@ def test_normal_form_operator(fault, seed):
         np.testing.assert_allclose(F(np.concatenate([x, y])),
                                    -np.concatenate([A @ y, B.T @ x]), rtol=1e-12)
 
-    exercise("NormalFormOperator", fault, arg, P.NormalFormOperator, ("payoffs",), check)
+    exercise(GROUP, "NormalFormOperator", fault, arg, P.NormalFormOperator, ("payoffs",), check)
 
 
 @pytest.mark.parametrize("fault", FAULTS)
@@ -338,4 +325,4 @@ def test_barycenter_problem(fault, seed):
 
     if fault == "int" and np.any(np.rint(4 * D).sum(axis=(1, 2)) <= 0):
         return
-    exercise("BarycenterProblem", fault, arg, P.BarycenterProblem, ("densities",), check)
+    exercise(GROUP, "BarycenterProblem", fault, arg, P.BarycenterProblem, ("densities",), check)

@@ -15,25 +15,14 @@ from hypothesis import given
 from jitopt import transport as T
 
 from test_adversarial_faults import (COUNTS, FAULTS, PER_FAULT, REFUSED, SCALED, SETTINGS,
-                                     healthy, inject, maybe_refused, refused_by_name,
-                                     report_counts, scalars, seeds, unchanged)
+                                     exercise, healthy, inject, maybe_refused,
+                                     refused_by_name, report_counts, scalars, seeds)
 
-report = report_counts("transport")
+GROUP = "transport"
+report = report_counts(GROUP)
 
 pytestmark = pytest.mark.filterwarnings("ignore:wdha_barycenter. Maximum number")
 
-
-def exercise(entry, fault, arg, call, names, check):
-    COUNTS[f"transport:{entry}"] += 1
-    before = np.array(arg, copy=True)
-    if fault in REFUSED:
-        refused_by_name(lambda: call(arg), *names)
-    else:
-        out = maybe_refused(lambda: call(arg), *names) if fault in SCALED + ("object",) \
-            else call(arg)
-        if out is not None:
-            check(out)
-    unchanged(before, arg)
 
 
 def densities(seed, shape):
@@ -54,7 +43,7 @@ def test_wasserstein2_grid(fault, seed):
         # the back-and-forth dual values of W(a, b) and W(b, a) agree to the discretisation
         np.testing.assert_allclose(T.wasserstein2_grid(b, healthy(fault, a)), w2, rtol=1e-2)
 
-    exercise("wasserstein2_grid", fault, arg, lambda x: T.wasserstein2_grid(x, b), ("a",),
+    exercise(GROUP, "wasserstein2_grid", fault, arg, lambda x: T.wasserstein2_grid(x, b), ("a",),
              check)
 
 
@@ -90,7 +79,7 @@ def test_wasserstein2_1d(fault, seed):
         COUNTS["transport:wasserstein2_1d"] += 1
         maybe_refused(lambda: T.wasserstein2_1d(arg, b), "a", "b")
         return
-    exercise("wasserstein2_1d", fault, arg, lambda x: T.wasserstein2_1d(x, b), ("a",), check)
+    exercise(GROUP, "wasserstein2_1d", fault, arg, lambda x: T.wasserstein2_1d(x, b), ("a",), check)
 
 
 @pytest.mark.parametrize("fault", FAULTS)
@@ -106,7 +95,7 @@ def test_wdha_barycenter(fault, seed):
         np.testing.assert_allclose(bary.sum(), 1.0, rtol=1e-12)
         np.testing.assert_allclose(bary, expected, rtol=1e-9, atol=1e-15)
 
-    exercise("wdha_barycenter", fault, arg, lambda x: T.wdha_barycenter(x, numItermax=10),
+    exercise(GROUP, "wdha_barycenter", fault, arg, lambda x: T.wdha_barycenter(x, numItermax=10),
              ("A", "densities"), check)
 
 
