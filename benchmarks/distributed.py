@@ -5,12 +5,12 @@ of each kind of distributed oracle call.
 The samples (n x d, default 2e6 x 50: 800 MB) are generated on the workers by
 ``dask.array.random`` and never on the client. Each configuration runs in its own process
 so that its peak resident memory is its own: ``in-memory`` builds the same data with
-NumPy in the process. Per configuration: seconds per full pass (cost and gradient at a new
-point, the median of ``--repeats``), seconds per R-SVRG epoch (one full gradient and
+NumPy in the process. Per configuration: seconds per full pass (the gradient at a new point,
+the median of ``--repeats``), seconds per R-SVRG epoch (one full gradient and
 ceil(sqrt n) steps of ceil(sqrt n) samples, the rows gathered a window at a time), the
 resident memory after start-up and its peak growth. The overhead table times, on small data
 (so that the time is the fixed cost): a full pass, a minibatch computed on the workers (one
-round trip), and the gather of a window of rows (per MB).
+round trip), the scheduler's cost per task, and the gather of rows (per MB).
 
 Usage: ``python -m benchmarks distributed [--n N] [--d D] [--chunk ROWS] [--workers 1,2]
 [--repeats R] [--client-memory MB]``.
@@ -115,15 +115,6 @@ def run_one(config, n, d, chunk, repeats, client_memory):
     return out
 
 
-def _tasks(chunks, fan_in=8):
-    """Tasks of one full pass: one per chunk and the reduction tree's."""
-    total, level = chunks, chunks
-    while level > 1:
-        level = math.ceil(level / fan_in)
-        total += level
-    return total
-
-
 def _median_ms(call, repeats=10):
     call()
     times = []
@@ -135,22 +126,23 @@ def _median_ms(call, repeats=10):
 
 
 def overheads(client):
-    """Fixed costs of the distributed oracles on small data (10 000 x 50 samples): a full
-    pass over 20 and over 80 chunks (their difference gives the cost per task), a minibatch
-    of 100 rows computed on the workers, and the gather of rows to the client (per MB)."""
+    """Fixed costs on small data (10 000 x 50 samples in 20 chunks): a full pass (one task
+    per worker thread and the reduction), a minibatch of 100 rows computed on the workers,
+    the scheduler's cost per task (200 trivial tasks), and the gather of rows to the client
+    (per MB)."""
     import dask.array as da
 
     from jitopt import distributed as jd
+    from jitopt.distributed import _kernels as K
 
     rng = np.random.default_rng(1)
-    passes = {}
-    for chunks in (20, 80):
-        Z = da.random.default_rng(1).standard_normal((10000, 50), chunks=(10000 // chunks, 50))
-        small = jd.finite_sum_pca(Z, 5, client=client)
-        passes[chunks] = _median_ms(
-            lambda: small.egrad(small.manifold.random_point(rng)))
+    Z = da.random.default_rng(1).standard_normal((10000, 50), chunks=(500, 50))
+    small = jd.finite_sum_pca(Z, 5, client=client)
+    full = _median_ms(lambda: small.egrad(small.manifold.random_point(rng)))
     x = small.manifold.random_point(rng)
     rows = _median_ms(lambda: small.egrad(x, rng.integers(0, 10000, 100)))
+    tasks = _median_ms(lambda: client.gather(client.map(K.add, range(200), pure=False)),
+                       repeats=5) / 200
     big = jd.finite_sum_pca(da.random.default_rng(2).standard_normal(
         (400000, 50), chunks=(20000, 50)), 5, client=client)
     keys = np.unique(rng.integers(0, 400000, 100000))
@@ -158,9 +150,7 @@ def overheads(client):
     t0 = time.perf_counter()
     big.store.take(keys)
     gather_s = time.perf_counter() - t0
-    return {"full_pass_20_chunks_ms": passes[20], "full_pass_80_chunks_ms": passes[80],
-            "per_task_ms": (passes[80] - passes[20]) / (_tasks(80) - _tasks(20)),
-            "minibatch_on_workers_ms": rows,
+    return {"full_pass_ms": full, "minibatch_on_workers_ms": rows, "per_task_ms": tasks,
             "gather_ms_per_mb": 1e3 * gather_s / (keys.size * 50 * 8 / 2 ** 20)}
 
 
@@ -213,10 +203,9 @@ def report(results, args):
     for config, r in results.items():
         if "overheads" in r:
             o = r["overheads"]
-            print(f"{config}: full pass over 10 000 rows in 20 / 80 chunks "
-                  f"{o['full_pass_20_chunks_ms']:.1f} / {o['full_pass_80_chunks_ms']:.1f} ms "
-                  f"({o['per_task_ms']:.2f} ms per task), minibatch of 100 rows on the "
-                  f"workers {o['minibatch_on_workers_ms']:.1f} ms, gather "
+            print(f"{config}: full pass over 10 000 rows {o['full_pass_ms']:.1f} ms, "
+                  f"minibatch of 100 rows on the workers {o['minibatch_on_workers_ms']:.1f} "
+                  f"ms, {o['per_task_ms']:.2f} ms per task, gather "
                   f"{o['gather_ms_per_mb']:.1f} ms/MB; epoch: {r['gathers']} window "
                   f"gathers, largest {r['max_window_mb']:.1f} MB")
 

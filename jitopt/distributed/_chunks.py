@@ -126,6 +126,7 @@ class ChunkStore:
         self.futures = self.client.compute(
             [prepare(kind.prepare, int(start), *parts)
              for start, parts in zip(self.starts, zip(*blocks))])
+        self._groups = None
         self.row_bytes = sum(a.dtype.itemsize * int(np.prod(a.shape[1:]))
                              for a in dask_arrays)
 
@@ -147,9 +148,40 @@ class ChunkStore:
                      else parts[i] for i in range(0, len(parts), _FAN_IN)]
         return self.gather(parts[0])
 
+    def groups(self):
+        """``[(worker, chunks)]``: the chunks split into one group per thread of the worker
+        that holds them. A pass submits one task per group rather than one per chunk (the
+        scheduler's cost is per task). Made at first use and again after a failure; a
+        group whose chunks have moved still gives the right sums (Dask moves the data)."""
+        if self._groups is None:
+            who = self.client.who_has(self.futures)
+            threads = self.client.nthreads()
+            by_worker = {}
+            for c, f in enumerate(self.futures):
+                holders = who.get(f.key) or (None,)
+                by_worker.setdefault(holders[0], []).append(c)
+            self._groups = [
+                (w, [int(c) for c in part]) for w, chunks in by_worker.items()
+                for part in np.array_split(chunks, min(len(chunks), threads.get(w, 1)))]
+        return self._groups
+
+    def _map(self, func, extras, *args):
+        """Futures of the sums, per group, of ``func(chunk_data, *extras[c], *args)`` over
+        the chunks ``c`` in ``extras`` (a dict chunk -> tuple)."""
+        parts = []
+        for worker, chunks in self.groups():
+            chunks = [c for c in chunks if c in extras]
+            if chunks:
+                where = {} if worker is None else {"workers": [worker],
+                                                   "allow_other_workers": True}
+                parts.append(self.client.submit(
+                    K.group_sums, func, [self.futures[c] for c in chunks],
+                    [extras[c] for c in chunks], *args, **where))
+        return parts
+
     def map_sum(self, func, *args):
         """The sum over chunks of ``func(chunk_data, *args)``."""
-        return self._reduce([self.client.submit(func, f, *args) for f in self.futures])
+        return self._reduce(self._map(func, {c: () for c in range(self.n_chunks)}, *args))
 
     def split(self, idx):
         """``[(chunk, local indices)]`` of the chunks holding the rows ``idx`` (in order
@@ -171,9 +203,8 @@ class ChunkStore:
     def rows_sum(self, x, idx, par):
         """``(sum of costs, sum of gradients)`` over the rows ``idx``, computed on the
         workers that hold them (only the partial sums travel)."""
-        parts = [self.client.submit(K.rows_sums, self.futures[c], self.kind, x, local, par)
-                 for c, local in self.split(idx)]
-        return self._reduce(parts)
+        local = {c: (rows,) for c, rows in self.split(idx)}
+        return self._reduce(self._map(K.rows_sums, local, self.kind, x, par))
 
     def take(self, rows):
         """The data tuple of the sorted distinct rows ``rows``, gathered to the client.
@@ -199,6 +230,7 @@ class ChunkStore:
         except ValueError as err:
             raise ValueError(f"{self!r}: {err}") from err
         except Exception as err:
+            self._groups = None
             raise ChunkLost(self._failure(err)) from err
         return out
 
@@ -209,6 +241,7 @@ class ChunkStore:
         except ValueError as err:  # invalid data or arguments, not a lost chunk
             raise ValueError(f"{self!r}: {err}") from err
         except Exception as err:
+            self._groups = None
             raise ChunkLost(self._failure(err)) from err
 
     def _failure(self, err):

@@ -177,10 +177,15 @@ def chunk_sums(data, kind, x, par):
     return block_sums(kind, x, data, par)
 
 
-def rows_sums(data, kind, x, idx, par):
+def rows_sums(data, idx, kind, x, par):
     """Worker task: the sums over the rows ``idx`` (with repeats) of one chunk."""
     m = idx.shape[0]
     return m * kind.cost(x, data, idx, par), m * kind.egrad(x, data, idx, par)
+
+
+def group_sums(func, datas, extras, *args):
+    """Worker task: the sum over a group of chunks of ``func(data, *extra, *args)``."""
+    return add(*[func(data, *extra, *args) for data, extra in zip(datas, extras)])
 
 
 def gram_sums(data, support):

@@ -51,8 +51,9 @@ class DaskFiniteSumProblem(FiniteSumProblem):
     data (to rounding: a full pass sums the chunks in another order). Where the work runs:
 
     - **full cost and gradient** (``idx`` omitted, or all samples): each chunk's sums on
-      the worker that holds it, reduced by a tree of tasks; only the sums travel. Cost and
-      gradient at one point come from one pass (the last pass is kept).
+      the worker that holds it, one task per worker thread, reduced by a tree of tasks;
+      only the sums travel. Cost and gradient at one point come from one pass (the last
+      pass is kept).
     - **planned minibatches**: a solver that knows its batches in advance (the SERENA
       methods: the batches of an epoch follow from the seed) announces them with
       :meth:`prefetch`; their rows are gathered to the client in windows of consecutive
