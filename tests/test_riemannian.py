@@ -310,3 +310,139 @@ def test_approximate_wolfe_goes_below_the_rounding_floor_of_value_tests(name):
     assert plain.status == Status.SMALL_STEP and plain.stationarity > 1e-10 * g0
     res = SOLVERS[name](problem, x0, gtol=1e-12 * g0, maxiter=5000)
     assert res.stationarity <= 1e-12 * g0 and res.status == Status.CONVERGED
+
+
+# -- the compiled pieces of rlbfgs and rtr ------------------------------------------------
+
+from jitopt.manifolds import FixedRankEmbedded  # noqa: E402
+from jitopt.manifolds import _kernels as manifold_kernels  # noqa: E402
+from jitopt.solvers import _riemannian_kernels as RK  # noqa: E402
+
+
+def bfgs_inverse(pairs, gamma, dim):
+    """The L-BFGS inverse Hessian as an explicit matrix: H <- (I - r s yᵀ) H (I - r y sᵀ)
+    + r s sᵀ from H = gamma I, pairs oldest first (Nocedal & Wright, eq. 7.19)."""
+    h = gamma * np.eye(dim)
+    for s, y in pairs:
+        r = 1.0 / (s @ y)
+        v = np.eye(dim) - r * np.outer(y, s)
+        h = v.T @ h @ v + r * np.outer(s, s)
+    return h
+
+
+@pytest.mark.parametrize("memory", [3, 5])
+def test_two_loop_matches_the_explicit_bfgs_matrix(memory):
+    rng = np.random.default_rng(0)
+    M = Euclidean(6, 2)
+    pairs = RK.PairMemory(RK.Frame(M, True), memory, (6, 2))
+    stored = []
+    a = rng.standard_normal((12, 12))
+    hess = a @ a.T + np.eye(12)  # pairs of a convex quadratic: positive curvature
+    for _ in range(7):  # more pairs than the memory: the oldest are dropped in turn
+        s = rng.standard_normal(12)
+        y = hess @ s
+        pairs.add(s.reshape(6, 2), y.reshape(6, 2), s @ y, 1.0)
+        stored = (stored + [(s, y)])[-memory:]
+    g = rng.standard_normal((6, 2))
+    expected = -bfgs_inverse(stored, 0.3, 12) @ g.reshape(-1)
+    np.testing.assert_allclose(pairs.direction(None, g, 0.3).reshape(-1), expected,
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_two_loop_in_packed_skew_coordinates_of_so_n():
+    """On O(n) the pairs keep the entries above the diagonal only; the direction must be
+    that of the full skew matrices with the Frobenius product."""
+    rng = np.random.default_rng(1)
+    n = 5
+    M = Orthogonal(n)
+    pairs = RK.PairMemory(RK.Frame(M, True), 4, (n, n))
+    skew = (lambda a: a - a.T)
+    stored = []
+    for _ in range(4):
+        s = skew(rng.standard_normal((n, n)))
+        y = s + 0.1 * skew(rng.standard_normal((n, n)))
+        pairs.add(s, y, float(np.vdot(s, y)), 1.0)
+        stored.append((s.reshape(-1), y.reshape(-1)))
+    g = skew(rng.standard_normal((n, n)))
+    expected = -bfgs_inverse(stored, 0.7, n * n) @ g.reshape(-1)
+    d = pairs.direction(None, g, 0.7)
+    np.testing.assert_allclose(d.reshape(-1), expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(d, -d.T, atol=1e-14)
+
+
+@pytest.mark.parametrize("manifold", [Stiefel(7, 3), Orthogonal(4), Grassmann(6, 2),
+                                      Sphere(5), FixedRankEmbedded(5, 4, 2)],
+                         ids=repr)
+def test_moved_pairs_give_the_bfgs_direction_of_the_transported_pairs(manifold):
+    """On the embedded manifolds the pairs are moved by projecting y only; the direction
+    must still be the BFGS direction built from the transported pairs (P s, P y), and the
+    curvature recomputed after the move."""
+    rng = np.random.default_rng(2)
+    x, y = manifold.random_point(3), manifold.random_point(4)
+    pairs = RK.PairMemory(RK.Frame(manifold, False), 3, manifold.shape)
+    moved = []
+    for _ in range(3):
+        s = manifold.random_tangent_vector(x, rng)
+        t = s + 0.2 * manifold.random_tangent_vector(x, rng)
+        pairs.add(s, t, float(np.vdot(s, t)), 1.0)
+        moved.append((manifold.transport(x, y, s).reshape(-1),
+                      manifold.transport(x, y, t).reshape(-1)))
+    least = pairs.move(x, y)
+    assert least > 0 and len(pairs) == 3
+    for j, (_, mt) in zip(pairs.order, moved):
+        np.testing.assert_allclose(pairs.ty[j], mt, atol=1e-12)
+    g = manifold.projection(y, rng.standard_normal(manifold.shape))
+    expected = -bfgs_inverse(moved, 0.4, g.size) @ g.reshape(-1)
+    np.testing.assert_allclose(pairs.direction(y, g, 0.4).reshape(-1), expected,
+                               rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("retraction", Orthogonal.retractions)
+def test_lie_retraction_is_the_manifold_retraction(retraction):
+    M = Orthogonal(6, special=True, retraction=retraction)
+    x = M.random_point(5)
+    a = np.random.default_rng(6).standard_normal((6, 6))
+    omega = 0.7 * (a - a.T)
+    np.testing.assert_allclose(RK.lie_retraction(M, x, omega), M.retraction(x, x @ omega),
+                               atol=1e-12)
+
+
+def test_orthogonal_cayley_is_the_cayley_transform():
+    """(I - W/2)^-1 (I + W/2) X with W = X Ω Xᵀ, Ω = skew(Xᵀ U), from a dense solve; the
+    point stays in SO(n) for any U (not only tangent ones)."""
+    M = Orthogonal(7, special=True, retraction="cayley")
+    x = M.random_point(7)
+    u = 3.0 * np.random.default_rng(8).standard_normal((7, 7))
+    a = x.T @ u
+    w = x @ (0.5 * (a - a.T)) @ x.T
+    expected = np.linalg.solve(np.eye(7) - 0.5 * w, (np.eye(7) + 0.5 * w) @ x)
+    y = M.retraction(x, u)
+    np.testing.assert_allclose(y, expected, atol=1e-12)
+    np.testing.assert_allclose(y, manifold_kernels.cayley_retraction(x, u), atol=1e-12)
+    assert np.linalg.det(y) == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("manifold", [Stiefel(7, 3), Orthogonal(5), Grassmann(6, 2),
+                                      Sphere(5), SPD(3)], ids=repr)
+def test_hessian_operator_is_the_manifold_hessian(manifold):
+    rng = np.random.default_rng(9)
+    x = manifold.random_point(10)
+    a = rng.standard_normal((x.size, x.size))
+    egrad = rng.standard_normal(manifold.shape)
+    ehess = (lambda x, u: (a @ u.reshape(-1)).reshape(u.shape))
+    u = manifold.random_tangent_vector(x, rng)
+    operator = RK.hessian_operator(manifold, x, egrad, ehess)
+    np.testing.assert_allclose(operator(u), manifold.euclidean_to_riemannian_hessian(
+        x, egrad, ehess(x, u), u), atol=1e-12)
+
+
+def test_rtr_reuses_the_products_of_a_rejected_step():
+    """After a rejection tCG runs again from the same point: its products come from the
+    last path, so fewer products than inner iterations are evaluated; the fused oracle
+    gives every trial point its gradient (one evaluation per outer iteration)."""
+    problem = procrustes(8)
+    res = rtr(problem, rng=0, delta0=8.0, gtol=1e-10)
+    assert res.success and gap(res.fun, problem.fopt) < 1e-10
+    assert res.n_rejected > 0
+    assert res.nhev < res.ninner
+    assert res.nfev == res.njev == res.nit + 1

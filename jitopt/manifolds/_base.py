@@ -55,7 +55,7 @@ def _public_manifolds():
 
 
 class Manifold:
-    """Base class of the manifolds: a Riemannian submanifold of a Euclidean space of arrays.
+    r"""Base class of the manifolds: a Riemannian submanifold of a Euclidean space of arrays.
 
     Points and tangent vectors are float64 arrays of shape :attr:`shape`. The defaults here
     hold for embedded submanifolds with the metric inherited from the embedding (the

@@ -70,6 +70,20 @@ def cayley_retraction(x, u):
 
 
 @njit(cache=True)
+def orthogonal_cayley(x, u):
+    """The Cayley retraction of :func:`cayley_retraction` for a square orthogonal x.
+
+    There x xᵀ = I, so W = x Ω xᵀ with Ω = skew(xᵀu) and the retraction is
+    x (I - Ω/2)⁻¹(I + Ω/2) = 2 x (I - Ω/2)⁻¹ - x: one solve with (I - Ω/2)ᵀ = I + Ω/2
+    instead of the n×n products that form W.
+    """
+    a = x.T @ u
+    b = np.eye(x.shape[0]) + 0.25 * (a - a.T)
+    z = np.linalg.solve(b, np.ascontiguousarray(x.T))
+    return 2.0 * z.T - x
+
+
+@njit(cache=True)
 def grassmann_exp(x, u):
     """Geodesic from x with horizontal velocity u (Edelman, Arias & Smith 1998, Thm 2.3)."""
     q, s, vt = np.linalg.svd(u, full_matrices=False)

@@ -259,6 +259,8 @@ class Orthogonal(Stiefel):
         self._setup("Orthogonal", n, n, k, n * (n - 1) // 2, retraction, name)
         if self.retraction_name == "exp":
             self._retract = self.exp
+        elif self.retraction_name == "cayley" and self.k == 1:
+            self._retract = K.orthogonal_cayley
 
     def exp(self, x, u):
         if self.k > 1:

@@ -1,78 +1,14 @@
 """Riemannian limited-memory BFGS with a cautious update and a Wolfe line search."""
 
 import numpy as np
-import scipy.linalg
 
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
 from ..validation import check_choice, check_int, check_limits, check_real, check_rng
-from ..manifolds import SPD, Orthogonal
 from ._line_search import longest_step, manifold_line, wolfe
+from ._riemannian_kernels import Frame, PairMemory, lie_line
 
 __all__ = ["rlbfgs"]
-
-
-class _Frame:
-    r"""Coordinates of the tangent spaces in which the pairs are stored: ``to(x, u)``,
-    ``back(x, w)``, the inner product and the transport of stored vectors. On O(n)
-    (:math:`U = X\Omega \mapsto \Omega`, left translation) and on SPD
-    (:math:`U \mapsto L^{-1}UL^{-\top}`, :math:`X = LL^\top`) the coordinates make an
-    isometric transport the identity and the metric the Frobenius product; elsewhere
-    they are the ambient vectors with the manifold's metric and transport."""
-
-    def __init__(self, M, isometric):
-        self.M = M
-        self.kind = None
-        isometric = isometric and getattr(M, "k", 1) == 1  # one copy: plain matrices
-        if isometric and isinstance(M, Orthogonal):
-            self.kind = "orthogonal"
-        elif isometric and isinstance(M, SPD):
-            self.kind = "spd"
-        self._chol = (None, None)
-
-    def _l(self, x):
-        if self._chol[0] is not x:
-            self._chol = (x, np.linalg.cholesky(x))
-        return self._chol[1]
-
-    def to(self, x, u):
-        if self.kind == "orthogonal":
-            return x.T @ u
-        if self.kind == "spd":
-            l = self._l(x)
-            w = scipy.linalg.solve_triangular(l, u, lower=True)
-            return scipy.linalg.solve_triangular(l, w.T, lower=True)
-        return u
-
-    def back(self, x, w):
-        if self.kind == "orthogonal":
-            return x @ w
-        if self.kind == "spd":
-            l = self._l(x)
-            return l @ w @ l.T
-        return w
-
-    def inner(self, x, u, v):
-        return float(np.vdot(u, v)) if self.kind else self.M.inner_product(x, u, v)
-
-    def move(self, x, y, w):
-        return w if self.kind else self.M.transport(x, y, w)
-
-
-def two_loop(frame, x, g, pairs, gamma):
-    r"""The L-BFGS direction :math:`-\mathcal H g` by the two-loop recursion, with the pairs
-    ``(s, y, rho)`` (oldest first) at ``x`` and the initial scaling :math:`\gamma`, all in
-    the coordinates of ``frame``."""
-    q = np.array(g, copy=True)
-    alphas = []
-    for s, y, rho in reversed(pairs):
-        a = rho * frame.inner(x, s, q)
-        q -= a * y
-        alphas.append(a)
-    r = gamma * q
-    for (s, y, rho), a in zip(pairs, reversed(alphas)):
-        r += (a - rho * frame.inner(x, y, r)) * s
-    return -r
 
 
 @register_method("rlbfgs", tol_option="gtol")
@@ -128,8 +64,11 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
         :math:`U \mapsto L_Y L_X^{-1} U L_X^{-\top} L_Y^\top` (Cholesky factors), both
         isometric and free once the pairs are stored in the matching coordinates; on
         the other manifolds, which have no cheap isometric transport, the manifold's
-        ``transport``. ``"manifold"``: the manifold's ``transport`` everywhere (every
-        stored pair is transported at every iteration).
+        ``transport``. ``"manifold"``: the manifold's ``transport`` everywhere. Where
+        that transport is the tangent projection :math:`P` (the embedded manifolds) a
+        stored pair is moved straight from where it was made to the current point,
+        :math:`(Ps, Py)`, forming :math:`Py` only (see :doc:`/theory/riemannian`);
+        elsewhere every pair is transported at every iteration.
     gtol : float
         Stop when the Riemannian gradient norm is at most ``gtol``.
     f_target : float, optional
@@ -193,11 +132,13 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
     g = M.euclidean_to_riemannian_gradient(x, eg)
     gnorm = M.norm(x, g)
     nit = n_skipped = n_resets = 0
-    frame = _Frame(M, transport == "isometric")
-    pairs = []  # (s, y, 1/<s, y>) at x in the frame's coordinates, oldest first
+    frame = Frame(M, transport == "isometric")
+    pairs = PairMemory(frame, memory, np.shape(frame.to(x, g)))
     gamma = 1.0 / gnorm if gnorm > 0 else 1.0
     failed = False  # the last line search found no decrease
     gw = frame.to(x, g)  # the gradient in the frame's coordinates
+    # on O(n) the whole iteration runs in the Lie algebra: no ambient vectors
+    lie = frame.kind == "orthogonal" and problem.has_cost_and_egrad
 
     def stop(status):
         return monitor.result(x, f, gnorm, nit, status, n_skipped=n_skipped,
@@ -210,52 +151,50 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
         if status is not None:
             return stop(status)
 
-        dw = two_loop(frame, x, gw, pairs, gamma) if pairs else -gamma * gw
-        d = frame.back(x, dw) if pairs else -gamma * g
-        slope = M.inner_product(x, g, d)
-        if not (slope < -1e-12 * M.norm(x, d) * gnorm):  # not a descent direction
-            pairs, gamma, n_resets = [], 1.0 / gnorm, n_resets + 1
-            d, dw, slope = -gamma * g, -gamma * gw, -gamma * gnorm * gnorm
-        t, out, _ = wolfe(manifold_line(problem, x, d), f, slope, 1.0, c1=c1, c2=c2,
-                          approximate=approximate, max_step=reach / M.norm(x, d))
+        dw = pairs.direction(x, gw, gamma)
+        if lie:
+            slope, dnorm = float(np.vdot(gw, dw)), float(np.linalg.norm(dw))
+        else:
+            d = frame.back(x, dw) if len(pairs) else -gamma * g
+            slope, dnorm = M.inner_product(x, g, d), M.norm(x, d)
+        if not (slope < -1e-12 * dnorm * gnorm):  # not a descent direction
+            pairs.clear()
+            gamma, n_resets = 1.0 / gnorm, n_resets + 1
+            dw, slope, dnorm = -gamma * gw, -gamma * gnorm * gnorm, gamma * gnorm
+            d = None if lie else -gamma * g
+        line = lie_line(problem, x, dw) if lie else manifold_line(problem, x, d)
+        t, out, _ = wolfe(line, f, slope, 1.0, c1=c1, c2=c2, approximate=approximate,
+                          max_step=reach / dnorm)
         if out is None:
-            if failed or not pairs:
+            if failed or not len(pairs):
                 return stop(Status.SMALL_STEP)
             failed = True
-            pairs, gamma, n_resets = [], 1.0 / gnorm, n_resets + 1
+            pairs.clear()
+            gamma, n_resets = 1.0 / gnorm, n_resets + 1
             continue
         failed = False
-        f_new, _, x_new, eg, g_new = out
-        s = frame.move(x, x_new, t * dw)
-        gw_new = frame.to(x_new, g_new)
-        y = gw_new - frame.move(x, x_new, gw)
-        least = np.inf
-        if frame.kind is None:  # transport every pair; drop those of lost curvature
-            kept = []
-            for si, yi, _ in pairs:
-                si, yi = M.transport(x, x_new, si), M.transport(x, x_new, yi)
-                sy = M.inner_product(x_new, si, yi)
-                cos = sy / (M.norm(x_new, si) * M.norm(x_new, yi))
-                if cos > 1e-12:
-                    kept.append((si, yi, 1.0 / sy))
-                    least = min(least, cos)
-            pairs = kept
-        else:  # an isometric transport keeps each pair's curvature
-            for si, yi, rho in pairs:
-                least = min(least, 1.0 / (rho * np.linalg.norm(si) * np.linalg.norm(yi)))
+        if lie:
+            f_new, _, x_new, eg, gw_new = out
+            s, y = t * dw, gw_new - gw  # the left translation moves them unchanged
+            g_new = None
+        else:
+            f_new, _, x_new, eg, g_new = out
+            s = frame.move(x, x_new, t * dw)
+            gw_new = frame.to(x_new, g_new)
+            y = gw_new - frame.move(x, x_new, gw)
+        least = pairs.move(x, x_new)
         sy, ss = frame.inner(x_new, s, y), frame.inner(x_new, s, s)
         yy = frame.inner(x_new, y, y)
         if ss > 0 and sy / ss >= cautious * gnorm and sy > 0:
-            pairs.append((s, y, 1.0 / sy))
-            least = min(least, sy / np.sqrt(ss * yy))
+            cos = sy / np.sqrt(ss * yy)
+            pairs.add(s, y, sy, cos)
+            least = min(least, cos)
             gamma = sy / yy
-            if len(pairs) > memory:
-                pairs.pop(0)
         else:
             n_skipped += 1
         x, f, g, gw = x_new, f_new, g_new, gw_new
-        gnorm = M.norm(x, g)
+        gnorm = float(np.linalg.norm(gw)) if lie else M.norm(x, g)
         nit += 1
         if monitor.iteration(nit, x, f, gnorm, step=t, pairs=len(pairs),
-                             min_curvature=least if pairs else np.nan):
+                             min_curvature=least if len(pairs) else np.nan):
             return stop(Status.CALLBACK)

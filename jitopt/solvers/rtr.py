@@ -8,6 +8,7 @@ from .._core.registry import register_method
 from .._core.result import Monitor, Status
 from ..validation import check_choice, check_int, check_limits, check_real, check_rng
 from ._line_search import typical_dist
+from ._riemannian_kernels import hessian_operator
 
 __all__ = ["rtr", "TCG_STOPS"]
 
@@ -16,11 +17,14 @@ TCG_STOPS = ("negative_curvature", "boundary", "model_increased", "linear", "sup
              "maxinner")
 
 _EPS = np.finfo(float).eps
+_REPROJECT = 10  # inner iterations between projections of the tCG direction
+_KEEP_BYTES = 2 ** 28  # memory for the tCG products kept for reuse after a rejection
 
 
 def _tcg(M, x, g, gnorm, hess, delta, kappa, theta, mininner, maxinner):
     """Steihaug-Toint truncated CG on the model ``<g, e> + <e, H e>/2`` in the ball of
-    radius ``delta``: ``(eta, H eta, stop reason, inner iterations)``."""
+    radius ``delta``: ``(eta, H eta, stop reason, inner iterations)``. ``hess(j, u)`` is
+    the product with the ``j``-th direction ``u`` (from 0)."""
     eta = M.zero_vector(x)
     h_eta = M.zero_vector(x)
     r = g
@@ -28,7 +32,7 @@ def _tcg(M, x, g, gnorm, hess, delta, kappa, theta, mininner, maxinner):
     delta_dir = -g
     ee, ed, dd, model = 0.0, 0.0, rr, 0.0
     for j in range(1, maxinner + 1):
-        h_dir = hess(delta_dir)
+        h_dir = hess(j - 1, delta_dir)
         kap = M.inner_product(x, delta_dir, h_dir)
         alpha = rr / kap if kap != 0 else math.inf
         ee_new = ee + 2.0 * alpha * ed + alpha * alpha * dd
@@ -47,7 +51,9 @@ def _tcg(M, x, g, gnorm, hess, delta, kappa, theta, mininner, maxinner):
         if j >= mininner and math.sqrt(rr_new) <= gnorm * min(gnorm ** theta, kappa):
             return eta, h_eta, ("linear" if kappa < gnorm ** theta else "superlinear"), j
         beta = rr_new / rr
-        delta_dir = M.projection(x, -r + beta * delta_dir)
+        delta_dir = -r + beta * delta_dir
+        if j % _REPROJECT == 0:  # tangent to rounding; project now and then against drift
+            delta_dir = M.projection(x, delta_dir)
         ed = beta * (ed + alpha * dd)
         dd = rr_new + beta * beta * dd
         rr = rr_new
@@ -86,7 +92,11 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
     difference of gradients along the retraction,
     :math:`(T_{y\to x}\operatorname{grad} f(y) - g)/c` with :math:`y = R_x(cu)`,
     :math:`c = h/\|u\|` (``fd_step`` :math:`h`), one gradient each, counted in ``njev``
-    and in ``nhev``.
+    and in ``nhev``. After a rejected step tCG starts again from the same point and takes
+    the same directions until the smaller radius stops it, so the products along the last
+    path are kept and reused rather than evaluated again. With a fused ``cost_and_egrad``
+    oracle the trial point gets its gradient with its cost, so an accepted step needs no
+    further evaluation.
 
     Parameters
     ----------
@@ -194,17 +204,37 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
         return monitor.result(x, f, gnorm, nit, status, ninner=ninner,
                               n_rejected=n_rejected, tcg_stops=dict(stops))
 
-    def hessian(u):
-        if hess == "exact":
-            return M.euclidean_to_riemannian_hessian(x, eg, problem.ehess(x, u), u)
-        un = M.norm(x, u)
-        if un < _EPS:
-            return M.zero_vector(x)
-        c = fd_step / un
-        y = M.retraction(x, c * u)
-        problem.counts.nhev += 1
-        return (M.transport(y, x, problem.rgrad(y)) - g) / c
+    fused = problem.has_cost_and_egrad
+    # products kept for reuse after a rejection: at most _KEEP_BYTES of them
+    keep = max(1, _KEEP_BYTES // (16 * max(int(np.prod(M.shape)), 1)))
 
+    def hessian_at(x, eg, g):
+        """The Hessian-vector product at ``x``, remembering its values along the tCG path:
+        after a rejected step tCG runs again from the same point with a smaller radius,
+        takes the same directions, and reuses them (no new oracle call)."""
+        if hess == "exact":
+            product = hessian_operator(M, x, eg, problem.ehess)
+        else:
+            def product(u):
+                un = M.norm(x, u)
+                if un < _EPS:
+                    return M.zero_vector(x)
+                c = fd_step / un
+                y = M.retraction(x, c * u)
+                problem.counts.nhev += 1
+                return (M.transport(y, x, problem.rgrad(y)) - g) / c
+        path = []
+
+        def hessian(j, u):
+            if j < len(path):
+                return path[j]
+            hu = product(u)
+            if len(path) < keep:
+                path.append(hu)
+            return hu
+        return hessian
+
+    hessian = hessian_at(x, eg, g)
     if monitor.iteration(0, x, f, gnorm):
         return stop(Status.CALLBACK)
     while True:
@@ -219,7 +249,9 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
         ninner += inner
         stops[why] += 1
         x_new = M.retraction(x, eta)
-        f_new = problem.cost(x_new)
+        # with a fused oracle the gradient comes with the cost at no extra work
+        f_new, eg_new = problem.cost_and_egrad(x_new) if fused else (problem.cost(x_new),
+                                                                     None)
         reg = max(1.0, abs(f)) * _EPS * rho_regularization
         den = -M.inner_product(x, g, eta) - 0.5 * M.inner_product(x, eta, h_eta) + reg
         rho = (f - f_new + reg) / den if den != 0 else math.nan
@@ -231,9 +263,10 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
             delta = min(2 * delta, delta_bar)
         if accepted:
             x, f = x_new, f_new
-            eg = problem.egrad(x)
+            eg = eg_new if fused else problem.egrad(x)
             g = M.euclidean_to_riemannian_gradient(x, eg)
             gnorm = M.norm(x, g)
+            hessian = hessian_at(x, eg, g)
         else:
             n_rejected += 1
         nit += 1

@@ -1,0 +1,310 @@
+"""The pieces of rlbfgs and rtr that run once per iteration or inner iteration: the
+coordinates the L-BFGS pairs live in, the pair memory with its compiled two-loop
+recursion, the line of rlbfgs in the Lie algebra of O(n), and Hessian operators with the
+parts that do not depend on the direction computed once per point."""
+
+import numpy as np
+import scipy.linalg
+from numba import njit
+
+from ..manifolds import SPD, Euclidean, Grassmann, Manifold, Orthogonal, Sphere, Stiefel
+from ..manifolds import _kernels as K
+from ..manifolds._stiefel import _expm_skew
+
+__all__ = ["Frame", "PairMemory", "lie_line", "hessian_operator"]
+
+
+def _embedded(M):
+    """Whether ``M`` has the Frobenius metric and transport by projection (the base
+    class's), so that pairs can be stacked and their inner products are plain dots."""
+    return (type(M).inner_product is Manifold.inner_product
+            and type(M).transport is Manifold.transport
+            and np.dtype(getattr(M, "dtype", float)).kind == "f")
+
+
+class Frame:
+    r"""Coordinates of the tangent spaces in which the pairs are stored: ``to(x, u)``,
+    ``back(x, w)``, the inner product and the transport of stored vectors. On O(n)
+    (:math:`U = X\Omega \mapsto \Omega`, left translation) and on SPD
+    (:math:`U \mapsto L^{-1}UL^{-\top}`, :math:`X = LL^\top`) the coordinates make an
+    isometric transport the identity and the metric the Frobenius product; elsewhere
+    they are the ambient vectors with the manifold's metric and transport."""
+
+    def __init__(self, M, isometric):
+        self.M = M
+        self.kind = None
+        isometric = isometric and getattr(M, "k", 1) == 1  # one copy: plain matrices
+        if isometric and isinstance(M, Orthogonal):
+            self.kind = "orthogonal"
+        elif isometric and isinstance(M, SPD):
+            self.kind = "spd"
+        #: the metric is the Frobenius product of the coordinates
+        self.flat = self.kind is not None or _embedded(M)
+        self._chol = (None, None)
+
+    def _l(self, x):
+        if self._chol[0] is not x:
+            self._chol = (x, np.linalg.cholesky(x))
+        return self._chol[1]
+
+    def to(self, x, u):
+        if self.kind == "orthogonal":
+            return x.T @ u
+        if self.kind == "spd":
+            l = self._l(x)
+            w = scipy.linalg.solve_triangular(l, u, lower=True)
+            return scipy.linalg.solve_triangular(l, w.T, lower=True)
+        return u
+
+    def back(self, x, w):
+        if self.kind == "orthogonal":
+            return x @ w
+        if self.kind == "spd":
+            l = self._l(x)
+            return l @ w @ l.T
+        return w
+
+    def inner(self, x, u, v):
+        return float(np.vdot(u, v)) if self.flat else self.M.inner_product(x, u, v)
+
+    def move(self, x, y, w):
+        return w if self.kind else self.M.transport(x, y, w)
+
+    def move_rows(self, x, y, w):
+        """Transport in place the vectors ``w[j]`` (rows, each reshaped to a point's shape)
+        from ``x`` to ``y``: matrix products over the stack on the embedded manifolds of
+        one copy, a loop otherwise."""
+        M = self.M
+        one = getattr(M, "k", 1) == 1
+        if type(M) is Euclidean:
+            return
+        stack = w.reshape((w.shape[0],) + y.shape)
+        if one and type(M) in (Stiefel, Orthogonal):
+            s = y.T @ stack
+            stack -= y @ (0.5 * (s + np.swapaxes(s, 1, 2)))
+        elif one and type(M) is Grassmann:
+            stack -= y @ (y.T @ stack)
+        elif one and type(M) is Sphere and y.ndim == 1:
+            w -= np.outer(w @ y, y)
+        else:
+            for j in range(w.shape[0]):
+                w[j] = np.reshape(M.transport(x, y, stack[j]), -1)
+
+
+@njit(cache=True)
+def _two_loop(s, y, rho, order, g, gamma):
+    """-H g by the two-loop recursion over the pairs ``order`` (oldest first), pair ``j``
+    being the rows ``s[j]``, ``y[j]`` with ``rho[j] = 1/<s, y>``, and the initial scaling
+    gamma; the dot products go to BLAS (a loop reduction would not vectorise without
+    fastmath)."""
+    k = order.shape[0]
+    n = g.shape[0]
+    q = g.copy()
+    alpha = np.empty(k)
+    for i in range(k - 1, -1, -1):
+        j = order[i]
+        t = rho[j] * np.dot(s[j], q)
+        alpha[i] = t
+        for l in range(n):
+            q[l] -= t * y[j, l]
+    for l in range(n):
+        q[l] *= gamma
+    for i in range(k):
+        j = order[i]
+        t = alpha[i] - rho[j] * np.dot(y[j], q)
+        for l in range(n):
+            q[l] = t * s[j, l] + q[l]
+    for l in range(n):
+        q[l] = -q[l]
+    return q
+
+
+@njit(cache=True)
+def _curvatures(s, y, order):
+    """(<s, y>, |s| |y|) of the pairs ``order``."""
+    k = order.shape[0]
+    sy, norms = np.empty(k), np.empty(k)
+    for i in range(k):
+        j = order[i]
+        sy[i] = np.dot(s[j], y[j])
+        norms[i] = np.sqrt(np.dot(s[j], s[j]) * np.dot(y[j], y[j]))
+    return sy, norms
+
+
+class PairMemory:
+    r"""The last ``memory`` pairs ``(s, y)`` of rlbfgs in the coordinates of ``frame``.
+
+    With a flat frame (the Frobenius metric in the coordinates) the pairs are the rows
+    ``s[j]``, ``y[j]`` of preallocated arrays and the compiled two-loop recursion uses them;
+    otherwise a list of pairs with the manifold's metric. On the embedded manifolds (the
+    transport is the projection :math:`P` onto the new tangent space) the pairs stay as
+    they were stored and only :math:`P y_j` is formed at each point: the ``s_j`` meet
+    tangent vectors only, in inner products (:math:`\langle P s, q\rangle =
+    \langle s, q\rangle`), and in the direction, which is projected once at the end.
+    """
+
+    def __init__(self, frame, memory, shape):
+        self.frame, self.memory, self.shape = frame, memory, tuple(shape)
+        if frame.flat:
+            size = int(np.prod(self.shape))
+            if frame.kind == "orthogonal":
+                # skew coordinates: keep the n(n-1)/2 entries above the diagonal (half
+                # the memory traffic; the recursion is invariant under the factor 2 this
+                # puts on every inner product)
+                self._upper = np.triu_indices(self.shape[0], 1)
+                size = len(self._upper[0])
+            self.s = np.zeros((memory, size))
+            self.y = np.zeros((memory, size))
+            # the y of each pair moved to the current point (embedded manifolds)
+            self.ty = self.y if frame.kind else np.zeros((memory, size))
+            self.rho = np.zeros(memory)
+            self.cos = np.zeros(memory)  # <s, y>/(|s||y|) of each pair
+        self.clear()
+
+    def clear(self):
+        self.order = []  # column indices (flat) or pairs (s, y, rho), oldest first
+
+    def __len__(self):
+        return len(self.order)
+
+    def _row(self, v):
+        if self.frame.kind == "orthogonal":
+            return v[self._upper]
+        return np.ascontiguousarray(v, dtype=float).reshape(-1)
+
+    def _vector(self, row):
+        if self.frame.kind == "orthogonal":
+            z = np.zeros(self.shape)
+            z[self._upper] = row
+            return z - z.T
+        return row.reshape(self.shape)
+
+    def direction(self, x, g, gamma):
+        r""":math:`-\mathcal H g` (``g`` in the frame's coordinates)."""
+        if not self.order:
+            return -gamma * g
+        if self.frame.flat:
+            d = self._vector(_two_loop(self.s, self.ty, self.rho,
+                                       np.array(self.order, dtype=np.int64), self._row(g),
+                                       gamma))
+            return d if self.frame.kind else self.frame.M.projection(x, d)
+        frame = self.frame
+        q = np.array(g, copy=True)
+        alphas = []
+        for s, y, rho in reversed(self.order):
+            a = rho * frame.inner(x, s, q)
+            q -= a * y
+            alphas.append(a)
+        r = gamma * q
+        for (s, y, rho), a in zip(self.order, reversed(alphas)):
+            r += (a - rho * frame.inner(x, y, r)) * s
+        return -r
+
+    def move(self, x, x_new):
+        r"""Transport the pairs to ``x_new`` (nothing to do in isometric coordinates);
+        drop those whose curvature is no longer positive. Returns the least cosine
+        :math:`\langle s, y\rangle/(\|s\|\|y\|)` of the pairs kept (inf if none)."""
+        frame, M = self.frame, self.frame.M
+        if not self.order:
+            return np.inf
+        if frame.flat:
+            if frame.kind is None:
+                rows = np.array(self.order, dtype=np.int64)
+                moved = self.y[rows]
+                frame.move_rows(x, x_new, moved)
+                self.ty[rows] = moved
+                sy, norms = _curvatures(self.s, self.ty, rows)
+                cos = sy / norms  # with |s| for |P s|: a lower bound
+                with np.errstate(divide="ignore"):
+                    self.rho[rows] = 1.0 / sy
+                self.cos[rows] = cos
+                self.order = [r for r, c in zip(self.order, cos) if c > 1e-12]
+            return min((self.cos[r] for r in self.order), default=np.inf)
+        kept, least = [], np.inf
+        for si, yi, _ in self.order:
+            si, yi = M.transport(x, x_new, si), M.transport(x, x_new, yi)
+            sy = M.inner_product(x_new, si, yi)
+            cos = sy / (M.norm(x_new, si) * M.norm(x_new, yi))
+            if cos > 1e-12:
+                kept.append((si, yi, 1.0 / sy))
+                least = min(least, cos)
+        self.order = kept
+        return least
+
+    def add(self, s, y, sy, cos):
+        """Store the pair (the oldest goes when the memory is full)."""
+        if not self.frame.flat:
+            self.order.append((s, y, 1.0 / sy))
+            if len(self.order) > self.memory:
+                self.order.pop(0)
+            return
+        if len(self.order) == self.memory:
+            j = self.order.pop(0)
+        else:
+            j = min(set(range(self.memory)) - set(self.order))
+        cs, cy = self._row(s), self._row(y)
+        self.s[j], self.y[j], self.ty[j] = cs, cy, cy
+        self.rho[j], self.cos[j] = 1.0 / np.vdot(cs, cy), cos
+        self.order.append(j)
+
+
+@njit(cache=True)
+def _cayley_left(x, omega):
+    """x (I - Ω/2)^-1 (I + Ω/2) = 2 x (I - Ω/2)^-1 - x for skew Ω, by one solve with
+    (I - Ω/2)ᵀ = I + Ω/2."""
+    b = np.eye(x.shape[0]) + 0.5 * omega
+    z = np.linalg.solve(b, np.ascontiguousarray(x.T))
+    return 2.0 * z.T - x
+
+
+def lie_retraction(M, x, omega):
+    r"""``M.retraction(x, x @ omega)`` on :class:`~jitopt.manifolds.Orthogonal` (one copy)
+    from the Lie-algebra coordinates :math:`\Omega`: :math:`X\,Q(I + \Omega)`,
+    :math:`X\,\mathrm{polar}(I + \Omega)`, :math:`X\,\mathrm{cay}(\Omega)` or
+    :math:`X\exp(\Omega)`, with no :math:`n\times n` product to form :math:`X\Omega`
+    for the Cayley transform."""
+    name = M.retraction_name
+    if name == "cayley":
+        return _cayley_left(x, omega)
+    if name == "exp":
+        return x @ _expm_skew(0.5 * (omega - omega.T))
+    eye = np.eye(M.n)
+    q = K.polar_retraction(eye, omega) if name == "polar" else K.qr_retraction(eye, omega)
+    return x @ q
+
+
+def lie_line(problem, x, dw):
+    r""":math:`\varphi(t) = f(R_x(t X\Omega))` on O(n) for :func:`wolfe`, in the Lie-algebra
+    coordinates of rlbfgs: ``phi(t) -> (f, slope, y, egrad, gw)`` with
+    :math:`g_w = \mathrm{skew}(Y^\top \nabla f(Y))` the coordinates of the Riemannian
+    gradient at :math:`Y` and the slope :math:`\langle g_w, \Omega\rangle` (the left
+    translation as the transport)."""
+    M = problem.manifold
+
+    def phi(t):
+        y = lie_retraction(M, x, t * dw)
+        f, eg = problem.cost_and_egrad(y)
+        a = y.T @ eg
+        gw = 0.5 * (a - a.T)
+        return f, float(np.vdot(gw, dw)), y, eg, gw
+    return phi
+
+
+def hessian_operator(M, x, egrad, ehess):
+    """``u -> M.euclidean_to_riemannian_hessian(x, egrad, ehess(u), u)`` with the parts
+    that depend only on ``x`` and ``egrad`` computed once (Stiefel, Orthogonal,
+    Grassmann, Sphere of one copy)."""
+    one = getattr(M, "k", 1) == 1
+    cls = type(M)
+    if one and cls in (Stiefel, Orthogonal) and cls.euclidean_to_riemannian_hessian is \
+            Stiefel.euclidean_to_riemannian_hessian:
+        a = x.T @ egrad
+        sym = 0.5 * (a + a.T)
+        return lambda u: M.projection(x, ehess(x, u) - u @ sym)
+    if one and cls is Grassmann:
+        a = x.T @ egrad
+        return lambda u: M.projection(x, ehess(x, u) - u @ a)
+    if one and cls is Sphere and x.ndim == 1:
+        c = float(np.dot(x, egrad))
+        return lambda u: M.projection(x, ehess(x, u)) - c * u
+    return lambda u: M.euclidean_to_riemannian_hessian(x, egrad, ehess(x, u), u)
