@@ -1,5 +1,7 @@
 """Stiefel manifold, Grassmann manifold and the orthogonal group."""
 
+import math
+
 import numpy as np
 import scipy.linalg
 
@@ -80,10 +82,13 @@ class _Copies(Manifold):
 
     def retraction(self, x, u):
         try:
-            return self._retract(_c(x), _c(u))
-        except np.linalg.LinAlgError:
+            y = self._retract(_c(x), _c(u))
+        except np.linalg.LinAlgError:  # (a compiled factorisation refuses NaN itself)
             _refuse_nonfinite(x=x, u=u)
             raise
+        if not math.isfinite(y.sum()):  # NumPy's QR (JIT disabled) returns NaN instead
+            _refuse_nonfinite(x=x, u=u)
+        return y
 
     def random_point(self, rng=None):
         a = np.random.default_rng(rng).standard_normal(self.shape)
