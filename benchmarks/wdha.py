@@ -114,45 +114,87 @@ def pot_runner(kind, reg, iters):
         norm(A), reg, method=method, numItermax=iters, stopThr=1e-9, warn=False)
 
 
-def methods(n, pot_iters, pot=True):
-    rows = [("jitopt sharp (default)", lambda A: wdha(BarycenterProblem(A)).x),
-            ("jitopt sharp, sharpened",
-             lambda A: wdha(BarycenterProblem(A), output="sharpened").x),
-            ("jitopt paper (T=300)", lambda A: wdha(BarycenterProblem(A), variant="paper").x)]
+def methods(n, pot_iters, pot=True, single=False, sharpened=False, pot_kinds=None):
+    """``(name, run, is_pot)`` for the methods of the accuracy tables."""
+    rows = [("jitopt sharp (default)", lambda A: wdha(BarycenterProblem(A)).x, False)]
+    if single:
+        rows.append(("jitopt sharp, one grid",
+                     lambda A: wdha(BarycenterProblem(A), coarsest=max(A.shape[1:])).x, False))
+    if sharpened:
+        rows.append(("jitopt sharp, sharpened",
+                     lambda A: wdha(BarycenterProblem(A), output="sharpened").x, False))
+    rows.append(("jitopt paper (T=300)",
+                 lambda A: wdha(BarycenterProblem(A), variant="paper").x, False))
     if pot:
         # the log-domain solvers (needed below reg ~ 1e-3) take minutes already at 64 x 64
-        for kind, reg in (("cwb", 2e-3), ("dsb", 2e-3), ("dsb", 1e-3)):
-            rows.append((f"POT {kind.upper()} reg={reg:g}", pot_runner(kind, reg, pot_iters)))
+        kinds = pot_kinds or (("cwb", 2e-3), ("dsb", 2e-3), ("dsb", 1e-3))
+        for kind, reg in kinds:
+            rows.append((f"POT {kind.upper()} reg={reg:g}", pot_runner(kind, reg, pot_iters),
+                         True))
     return rows
 
 
-def accuracy_rows(n, fixture, pot_iters, pot=True, w2_iters=300):
-    """One row per method: time, W2 to the exact barycenter (px), covariance error,
-    checkerboard, TV ratio (or, without a truth, the mean W2^2 to the inputs)."""
+def w2_px(a, b, n, w2_iters=300):
+    """W2 between two grid densities by back and forth, in pixels of an n x n grid."""
+    return np.sqrt(max(wasserstein2_grid(a, b, numItermax=w2_iters), 0.0)) * n
+
+
+def accuracy_rows(n, fixture, pot_iters, pot=True, w2_iters=300, repeats=3, pot_repeats=3,
+                  **kinds):
+    """One row per method: median time over ``repeats`` runs (``pot_repeats`` for POT;
+    the methods interleaved in each round), W2 to the exact barycenter (px), covariance
+    error, checkerboard, TV ratio (or, without a truth, the mean W2^2 to the inputs)."""
     data = fixture(n)
     A, truth = data if isinstance(data, tuple) else (data, None)
+    runs = methods(n, pot_iters, pot, **kinds)
+    times = {name: [] for name, _, _ in runs}
+    results = {}
+    for r in range(max(repeats, pot_repeats)):
+        for name, run, is_pot in runs:
+            if r >= (pot_repeats if is_pot else repeats):
+                continue
+            t0 = time.perf_counter()
+            results[name] = np.asarray(run(A))
+            times[name].append(time.perf_counter() - t0)
     rows, base = [], None
-    for name, run in methods(n, pot_iters, pot):
-        t0 = time.perf_counter()
-        bary = np.asarray(run(A))
-        elapsed = time.perf_counter() - t0
+    for name, _, _ in runs:
+        elapsed = float(np.median(times[name]))
         base = elapsed if base is None else base
+        bary = results[name]
+        label = f"{name} [{len(times[name])}]"
         if not np.all(np.isfinite(bary)) or bary.sum() <= 0:
-            rows.append((name, elapsed, elapsed / base) + (None,) * 5)
+            rows.append((label, elapsed, elapsed / base) + (None,) * 5)
             continue
         bary = np.maximum(bary, 0.0)
         speckle = checkerboard(bary)
         if truth is None:
             obj = np.mean([wasserstein2_grid(bary, a, numItermax=w2_iters) for a in A])
-            rows.append((name, elapsed, elapsed / base, None, None, speckle, None, obj))
+            rows.append((label, elapsed, elapsed / base, None, None, speckle, None, obj))
             continue
         m, c = moments(bary)
         mt, ct = moments(truth)
-        w2 = np.sqrt(max(wasserstein2_grid(bary, truth, numItermax=w2_iters), 0.0)) * n
-        rows.append((name, elapsed, elapsed / base, w2,
+        rows.append((label, elapsed, elapsed / base, w2_px(bary, truth, n, w2_iters),
                      100 * np.linalg.norm(c - ct) / np.linalg.norm(ct), speckle,
                      total_variation(bary) / total_variation(truth), None))
-    return rows
+    return rows, truth
+
+
+def w2_floor(truth, n, shift=0.1, w2_iters=300):
+    """The W2 (px) measured between the truth and the truth shifted by ``shift`` pixels
+    along the columns (cubic-spline resampling): the scale of the metric itself for
+    sub-pixel errors (a perfect measure would give ``shift``)."""
+    from scipy.ndimage import shift as nd_shift
+
+    moved = np.maximum(nd_shift(truth, (0.0, shift), order=3, mode="constant"), 0.0)
+    return w2_px(truth, moved, n, w2_iters)
+
+
+def uptime():
+    """The load averages of the machine (1, 5, 15 minutes), as a string."""
+    try:
+        return "load average %.2f, %.2f, %.2f" % os.getloadavg()
+    except OSError:
+        return "load average unknown"
 
 
 def per_iteration(n, iters, n_jobs_list, pot_kinds):
@@ -186,8 +228,11 @@ def shapes_figure(n, T, path):
     t0 = time.perf_counter()
     results.append(("jitopt paper", wdha(BarycenterProblem(A), variant="paper").x,
                     time.perf_counter() - t0))
-    for name, kind, reg in (("POT CWB reg=4e-3", "cwb", 4e-3),
-                            ("POT DSB reg=4e-3", "dsb", 4e-3)):
+    pot = (("POT CWB reg=4e-3", "cwb", 4e-3), ("POT DSB reg=4e-3", "dsb", 4e-3))
+    if n > 512:  # 300 of POT's iterations take 15 to 35 minutes each at 1024 x 1024
+        print(f"POT skipped at {n}x{n}")
+        pot = ()
+    for name, kind, reg in pot:
         t0 = time.perf_counter()
         bary = np.asarray(pot_runner(kind, reg, T)(A))
         results.append((name, bary, time.perf_counter() - t0))
@@ -214,13 +259,23 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks wdha", description=__doc__)
     parser.add_argument("--quick", action="store_true",
                         help="small grids only (accuracy at 64, no timing table)")
-    parser.add_argument("--grids", default="128,256",
-                        help="grids of the accuracy runs against POT (default 128,256)")
+    parser.add_argument("--grids", default="128,256,512",
+                        help="grids of the accuracy runs against POT (default 128,256,512)")
     parser.add_argument("--fixtures", default="disks,gaussians,shapes",
                         help="fixtures of the accuracy runs (default disks,gaussians,shapes)")
-    parser.add_argument("--jitopt-grids", default="",
+    parser.add_argument("--jitopt-grids", default="1024",
                         help="grids of extra runs of jitopt alone on the paper's shapes "
-                             "(e.g. 512,1024)")
+                             "(default 1024)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="runs per jitopt method, the median time is reported (default 3)")
+    parser.add_argument("--pot-repeats", type=int, default=3,
+                        help="runs per POT method (default 3; one DSB run is minutes at 512)")
+    parser.add_argument("--pot", default="cwb:2e-3,dsb:2e-3,dsb:1e-3",
+                        help="POT barycenters as kind:reg (default cwb:2e-3,dsb:2e-3,dsb:1e-3)")
+    parser.add_argument("--single-grid", action="store_true",
+                        help="also run the default variant without the coarse-to-fine start")
+    parser.add_argument("--sharpened", action="store_true",
+                        help="also run the default variant with output='sharpened'")
     parser.add_argument("--pot-iters", type=int, default=300,
                         help="numItermax of POT's barycenters (stopThr 1e-9; default 300)")
     parser.add_argument("--timing-grids", default="",
@@ -231,7 +286,7 @@ def main(argv=None):
     parser.add_argument("--shapes-grid", type=int, default=256)
     args = parser.parse_args(argv)
     if args.quick:
-        args.grids, args.timing_grids = "64", ""
+        args.grids, args.timing_grids, args.jitopt_grids = "64", "", ""
     grids = [int(g) for g in args.grids.split(",") if g]
     print(f"jitopt with the default threads (n_jobs=None, {os.cpu_count()} CPUs); "
           "POT single-threaded (BLAS pinned to 1 thread)")
@@ -239,29 +294,49 @@ def main(argv=None):
 
     A, _ = disks(32)
     warm_up(lambda: wdha(BarycenterProblem(A), maxiter=5), "wdha 32x32")
+    warm_up(lambda: wdha(BarycenterProblem(A), maxiter=5, coarsest=8),
+            "wdha coarse-to-fine 32x32")
     warm_up(lambda: wdha(BarycenterProblem(A), maxiter=5, variant="paper"), "paper 32x32")
     warm_up(lambda: wasserstein2_grid(A[0], A[1], numItermax=5), "wasserstein2_grid 32x32")
 
-    columns = [("method", ""), ("time (s)", ".2f"), ("/ sharp", ".2f"),
+    columns = [("method [runs]", ""), ("time (s)", ".2f"), ("/ sharp", ".2f"),
                ("W2 to exact (px)", ".3f"), ("cov err (%)", ".2f"), ("checker", ".4f"),
                ("TV / exact", ".2f"), ("mean W2^2", ".6f")]
     fixtures = {"disks": ("four translated disks", disks),
                 "gaussians": ("three rotated Gaussians (Bures barycenter)", rotated_gaussians),
                 "shapes": ("the paper's four shapes (no closed form)", shapes)}
+    kinds = dict(single=args.single_grid, sharpened=args.sharpened,
+                 pot_kinds=[(k, float(r)) for k, r in
+                            (item.split(":") for item in args.pot.split(","))])
     for n in grids:
         for key in args.fixtures.split(","):
             label, fixture = fixtures[key]
-            print(f"\n{label}, {n}x{n} (one run per method; W2 to the exact barycenter by "
-                  "back and forth, in pixels)", flush=True)
-            print_table(columns, accuracy_rows(n, fixture, args.pot_iters))
+            print(f"\n{label}, {n}x{n} (median time of [runs], interleaved; W2 to the exact "
+                  f"barycenter by back and forth, in pixels; {uptime()})", flush=True)
+            rows, truth = accuracy_rows(n, fixture, args.pot_iters, repeats=args.repeats,
+                                        pot_repeats=args.pot_repeats, **kinds)
+            print_table(columns, rows)
+            if truth is not None:
+                print(f"metric scale: the truth shifted by 0.1 px measures "
+                      f"{w2_floor(truth, n):.3f} px ({uptime()})", flush=True)
     for n in [int(g) for g in args.jitopt_grids.split(",") if g]:
-        print(f"\nthe paper's four shapes, {n}x{n}, jitopt alone", flush=True)
-        rows = []
-        for name, run in methods(n, 0, pot=False):
-            t0 = time.perf_counter()
-            bary = run(shapes(n))
-            rows.append((name, time.perf_counter() - t0, checkerboard(bary)))
-        print_table([("method", ""), ("time (s)", ".1f"), ("checker", ".4f")], rows)
+        print(f"\nthe paper's four shapes, {n}x{n}, jitopt alone ({uptime()})", flush=True)
+        A = shapes(n)
+        runs = [(name, run) for name, run, _ in methods(n, 0, pot=False)]
+        times = {name: [] for name, _ in runs}
+        out = {}
+        for r in range(args.repeats):
+            for name, run in runs:
+                if r and "paper" in name and n > 512:  # one run of the paper's (minutes)
+                    continue
+                t0 = time.perf_counter()
+                res = run(A)
+                times[name].append(time.perf_counter() - t0)
+                out[name] = res
+        rows = [(f"{name} [{len(times[name])}]", float(np.median(times[name])),
+                 checkerboard(out[name])) for name, _ in runs]
+        print_table([("method [runs]", ""), ("time (s)", ".1f"), ("checker", ".4f")], rows)
+        print(f"({uptime()})")
 
     if timing_grids:
         print(f"\nPer-iteration time on the disks (ms, {args.timing_iters} iterations, one run)")

@@ -621,3 +621,26 @@ def test_minimize_dispatches_a_barycenter_problem_to_wdha():
     assert np.array_equal(res.x, direct.x) and res.nit == direct.nit == 5
     with pytest.raises(TypeError, match="BarycenterProblem for method 'wdha', got a Problem"):
         wdha(jitopt.problems.pca(np.diag([2.0, 1.0]), 1))
+
+
+# -- the coarse-to-fine start of wdha --------------------------------------------------------
+
+def test_prolongation_keeps_identity_and_translation_maps():
+    from jitopt.transport._levels import coarsen, prolong_density, prolong_potentials
+
+    y, x = grid_coordinates((16, 20))
+    q = 0.5 * (y ** 2 + x ** 2)
+    a = (0.03, -0.05)  # psi = q + <a, .>: the translation by a, convex
+    psi, phi = prolong_potentials(np.array([q, q + a[0] * y + a[1] * x]))
+    yf, xf = grid_coordinates((32, 40))
+    qf = 0.5 * (yf ** 2 + xf ** 2)
+    assert psi.shape == phi.shape == (2, 32, 40)
+    assert np.abs(psi[0] - qf).max() <= 1e-15 and np.abs(phi[0] - qf).max() <= 1e-15
+    g = potential_gradient(psi[1])[4:-4, 4:-4]  # the edges use the end values
+    assert np.abs(g[..., 0] - yf[4:-4, 4:-4] - a[0]).max() <= 1e-12
+    assert np.abs(g[..., 1] - xf[4:-4, 4:-4] - a[1]).max() <= 1e-12
+    rho = np.random.default_rng(3).uniform(0, 2, (32, 40))
+    assert np.isclose(coarsen(rho).mean(), rho.mean()) and coarsen(rho).shape == (16, 20)
+    assert np.allclose(prolong_density(np.ones((16, 20))), 1.0, atol=1e-14)
+    fine = prolong_density(coarsen(rho))
+    assert np.all(fine >= 0) and np.isclose(fine.mean(), 1.0)

@@ -1,5 +1,6 @@
 """The default WDHA variant against exact barycenters: Gaussians (Bures fixed point),
-concentric disks, one-hot weights, identical inputs, long runs, speckle."""
+concentric disks, one-hot weights, identical inputs, long runs, speckle, and the
+coarse-to-fine start."""
 
 import numpy as np
 import pytest
@@ -163,8 +164,44 @@ def test_sharp_options_are_checked():
     problem = BarycenterProblem(np.array([_disk(16, 0.2), _disk(16, 0.3)]))
     for name, value, error in (("variant", "fast", ValueError), ("xtol", -1.0, ValueError),
                                ("horizon", 0, ValueError), ("warm_start", -1, ValueError),
-                               ("warm_start", 1.5, TypeError), ("output", "best", ValueError)):
+                               ("warm_start", 1.5, TypeError), ("output", "best", ValueError),
+                               ("coarsest", 2, ValueError), ("coarsest", 1.5, TypeError)):
         with pytest.raises(error, match=name):
             wdha(problem, **{name: value})
     with pytest.raises(ValueError, match="variant"):
         wdha_barycenter(problem.densities, variant="fast")
+
+
+def test_coarse_to_fine_start_keeps_the_bures_covariance():
+    # 256 x 256 is solved on 128 x 128 first (the default coarsest), then refined
+    A, truth = _three_gaussians(256)
+    res = wdha(BarycenterProblem(A))
+    assert len(res.levels) == 1 and res.levels[0][:2] == (128, 128) and res.levels[0][2] > 0
+    assert res.status == Status.CONVERGED and 0 < res.nit < res.levels[0][2]
+    mean_err, cov_err = _errors(res.x, truth)
+    assert mean_err <= 0.5 and cov_err <= 0.007
+    single = wdha(BarycenterProblem(A), coarsest=256)
+    assert single.levels == [] and _errors(single.x, truth)[1] <= 0.007
+
+
+def test_coarse_to_fine_start_is_sharp_on_translated_disks():
+    y, x = grid_coordinates((128, 128))
+    centres = [(0.3, 0.3), (0.7, 0.35), (0.35, 0.7), (0.7, 0.7)]
+    A = np.array([((y - a) ** 2 + (x - b) ** 2 <= 0.01) for a, b in centres], dtype=float)
+    m = np.mean(centres, axis=0)
+    truth = ((y - m[0]) ** 2 + (x - m[1]) ** 2 <= 0.01).astype(float)
+    res = wdha(BarycenterProblem(A), coarsest=32)
+    assert [lv[:2] for lv in res.levels] == [(32, 32), (64, 64)]
+    mean_err, cov_err = _errors(res.x, truth)
+    assert mean_err <= 0.1 and cov_err <= 0.01
+    single = wdha(BarycenterProblem(A), coarsest=128)
+    assert _checkerboard(res.x) < _checkerboard(single.x)
+
+
+def test_coarse_to_fine_start_leaves_identical_inputs_and_x0_alone():
+    rho = np.random.default_rng(2).uniform(0, 1, (32, 32))
+    res = wdha(BarycenterProblem([rho, 2 * rho]), coarsest=8)
+    assert res.nit == 0 and res.levels == [] and np.max(np.abs(res.x - rho / rho.sum())) <= 1e-15
+    A = np.array([_disk(32, 0.1), np.roll(_disk(32, 0.1), (6, 4), axis=(0, 1))])
+    assert wdha(BarycenterProblem(A), np.ones((32, 32)), coarsest=8).levels == []
+    assert len(wdha(BarycenterProblem(A), coarsest=8).levels) == 2

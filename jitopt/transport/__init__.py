@@ -16,7 +16,8 @@ from ._grid import (
     wasserstein2_grid,
 )
 from ._onedim import barycenter_1d, wasserstein2_1d
-from ._wdha import wdha, wdha_barycenter
+from ._wdha import wdha
+from ._wdha_pot import wdha_barycenter
 
 __all__ = [
     "grid_coordinates",

@@ -48,35 +48,29 @@ def legendre_line(f, out, hj, hx, hf, xs):
 
 
 @njit(cache=True, nogil=True)
-def _transpose(a, out):
-    """``out = a.T`` by 32 x 32 blocks."""
-    n0, n1 = a.shape
-    for i0 in range(0, n0, 32):
-        for j0 in range(0, n1, 32):
-            for i in range(i0, min(i0 + 32, n0)):
-                for j in range(j0, min(j0 + 32, n1)):
-                    out[j, i] = a[i, j]
-
-
-@njit(cache=True, nogil=True)
 def legendre_2d(f, out):
     """Separable 2-D discrete Legendre transform on the cell-centre grid: 1-D transforms of
-    the rows, then of the columns of the negated result. ``out`` may alias ``f``."""
+    the rows, then of the columns of the negated result. ``out`` may alias ``f``.
+
+    The columns are transformed 8 at a time, copied to a contiguous strip and back (one
+    pass over the array, cache-friendly, no full transpose)."""
     n0, n1 = f.shape
     work = np.empty((3, max(n0, n1)))
     x0 = (np.arange(n0) + 0.5) / n0
     x1 = (np.arange(n1) + 0.5) / n1
-    rows = np.empty((n0, n1))
-    for i in range(n0):
-        legendre_line(f[i], rows[i], work[0], work[1], work[2], x1)
-        rows[i] *= -1.0
-    cols = np.empty((n1, n0))
-    _transpose(rows, cols)
-    buf = np.empty(n0)
-    for j in range(n1):
-        legendre_line(cols[j], buf, work[0], work[1], work[2], x0)
-        cols[j] = buf
-    _transpose(cols, out)
+    for i in range(n0):  # the hull of a line is built before its transform is written
+        legendre_line(f[i], out[i], work[0], work[1], work[2], x1)
+    strip = np.empty((8, n0))
+    for j0 in range(0, n1, 8):
+        b = min(8, n1 - j0)
+        for i in range(n0):
+            for c in range(b):
+                strip[c, i] = -out[i, j0 + c]
+        for c in range(b):
+            legendre_line(strip[c], strip[c], work[0], work[1], work[2], x0)
+        for i in range(n0):
+            for c in range(b):
+                out[i, j0 + c] = strip[c, i]
 
 
 @njit(cache=True, nogil=True)
@@ -218,3 +212,41 @@ def dual_value(psi, phi, nu, mu):
             total += q * (nu[i, j] + mu[i, j]) - nu[i, j] * psi[i, j] - mu[i, j] * phi[i, j]
     return total / (n0 * n1)
 
+
+
+@njit(cache=True, nogil=True)
+def weighted_sum(psi, lam, active, out):
+    """``out = sum_{i in active} lam[i] psi[i]``, accumulated in the order of ``active``."""
+    out[:, :] = 0.0
+    for i in active:
+        w = lam[i]
+        p = psi[i]
+        for a in range(out.shape[0]):
+            for b in range(out.shape[1]):
+                out[a, b] += w * p[a, b]
+
+
+@njit(cache=True, nogil=True)
+def blend(q, f, tau, out):
+    """``out = (1 - tau) q + tau f``."""
+    for a in range(out.shape[0]):
+        for b in range(out.shape[1]):
+            out[a, b] = (1.0 - tau) * q[a, b] + tau * f[a, b]
+
+
+@njit(cache=True, nogil=True)
+def displacement_norms(y, x, g0, g1, nu):
+    """The squared norm ``mean(nu |(y, x) - (g0, g1)|^2)`` of a displacement field in
+    ``L^2(nu)`` (``nu`` of mean one), and its root in cells (rows scaled by ``n0``, columns
+    by ``n1``)."""
+    n0, n1 = nu.shape
+    s = 0.0
+    c = 0.0
+    for a in range(n0):
+        for b in range(n1):
+            d0 = (y[a, b] - g0[a, b]) ** 2
+            d1 = (x[a, b] - g1[a, b]) ** 2
+            s += nu[a, b] * (d0 + d1)
+            c += nu[a, b] * (d0 * n0 * n0 + d1 * n1 * n1)
+    m = n0 * n1
+    return s / m, np.sqrt(c / m)

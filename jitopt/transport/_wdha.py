@@ -1,10 +1,7 @@
-"""WDHA: Wasserstein-descent H1-ascent for the exact Wasserstein barycenter on a 2-D grid,
-and :func:`wdha_barycenter`, its POT-style wrapper."""
+"""WDHA: Wasserstein-descent H1-ascent for the exact Wasserstein barycenter on a 2-D
+grid."""
 
 import os
-import sys
-import time
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -15,8 +12,9 @@ from ..validation import check_choice, check_int, check_real, check_rng
 from ..problems._barycenter import BarycenterProblem, as_density
 from . import _kernels
 from ._grid import _armijo, _half_sq_norm, _invlap, wasserstein2_grid
+from ._levels import coarsen, prolong_density, prolong_potentials
 
-__all__ = ["wdha", "wdha_barycenter"]
+__all__ = ["wdha"]
 
 MEASURE = "max(squared Wasserstein gradient norm, largest H^-1 residual)"
 
@@ -29,9 +27,9 @@ def _columns(n):
 
 @register_method("wdha", BarycenterProblem, tol_option="tol")
 def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=None,
-         horizon=None, warm_start=None, output=None, order="gauss-seidel", sigma0=0.05,
-         n_jobs=None, max_subsamples=16, max_time=np.inf, callback=None, history=False,
-         disp=False, rng=None):
+         horizon=None, warm_start=None, coarsest=None, output=None, order="gauss-seidel",
+         sigma0=0.05, n_jobs=None, max_subsamples=16, max_time=np.inf, callback=None,
+         history=False, disp=False, rng=None):
     r"""Exact (unregularised) Wasserstein-2 barycenter of densities on a 2-D grid by WDHA.
 
     Solves :math:`\min_\nu \sum_i \lambda_i W_2^2(\nu, \mu_i)` through the minimax problem
@@ -69,6 +67,9 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     where the map stretches it by 2 or more (no added variance near the identity); the
     step sizes follow the back-and-forth rule with the floor ``sigma0 / 50``; and the run
     stops when the next barycenter step would move mass by at most ``xtol`` cells.
+    Grids larger than ``coarsest`` cells per side start instead from the solution on
+    the grid of 2 x 2 blocks (coarse to fine), which makes large grids several times
+    faster.
 
     Parameters
     ----------
@@ -100,6 +101,15 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     warm_start : int, optional
         Back-and-forth iterations that start each potential (default 100; ``"paper"``:
         0, the potentials start at :math:`q`).
+    coarsest : int, optional
+        ``"sharp"``, without ``x0``: the coarse-to-fine start (default 128). A grid with
+        even sides both larger than ``coarsest`` is first solved on the grid of its
+        2 x 2 blocks (recursively, down to at most ``coarsest`` cells per side, with the
+        same options); the displacement potentials :math:`\psi_i - q` and the barycenter
+        of that run, with their :math:`(-1)^{i+j}` mode filtered out, are interpolated
+        by cubic convolution, the potentials made convex, and the run goes on from there
+        without ``warm_start`` and with the horizon ``max(1, horizon // 5)``. A value
+        at least the grid's sides turns it off. ``"paper"`` ignores it.
     output : {"iterate", "sharpened"}, default "iterate"
         ``"iterate"``: the last barycenter iterate (``"paper"``: always). ``"sharpened"``:
         :math:`\sum_i \lambda_i (\nabla\psi_i^*)_\#\mu_i`, each input pushed once by its
@@ -149,8 +159,11 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
         pushforwards of the inputs (one per input of positive weight and evaluation).
         Also ``potentials`` (the final :math:`\psi_i`, shape ``(n, height, width)``),
         ``sigma`` (the final step sizes), ``dual`` (the final dual values
-        :math:`\approx\tfrac12 W_2^2(\nu, \mu_i)`), ``h1_residual`` (the final residuals)
-        and ``wasserstein_gradient`` (the final squared Wasserstein gradient norm). A NaN
+        :math:`\approx\tfrac12 W_2^2(\nu, \mu_i)`), ``h1_residual`` (the final residuals),
+        ``wasserstein_gradient`` (the final squared Wasserstein gradient norm) and
+        ``levels`` (``(height, width, nit)`` of each coarser run of the coarse-to-fine
+        start, coarsest first; ``nit``, ``nfev``, ``njev`` and ``nifo`` count the
+        finest grid only). A NaN
         or inf in the iteration stops with ``Status.NONFINITE`` and the best iterate.
 
     Notes
@@ -198,6 +211,7 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     horizon = check_int("horizon", T if paper else 100 if horizon is None else horizon, low=1)
     warm_start = check_int("warm_start", (0 if paper else 100) if warm_start is None
                            else warm_start, low=0)
+    coarsest = check_int("coarsest", 128 if coarsest is None else coarsest, low=3)
     output = check_choice("output", "iterate" if paper or output is None else output,
                           ("iterate", "sharpened"))
     order = check_choice("order", order, ("gauss-seidel", "jacobi"))
@@ -235,23 +249,42 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
         return monitor.result(mus[i] / mus[i].sum(), 0.0, 0.0, 0, Status.CONVERGED,
                               "One weight is 1: the barycenter is that input.",
                               potentials=psi, sigma=np.full(n, sigma0), dual=np.zeros(n),
-                              h1_residual=np.zeros(n), wasserstein_gradient=0.0)
-    for i in active:
-        if warm_start and np.max(np.abs(mus[i] - nu)) > 1e-12 * nu.max():
-            # the back-and-forth potential of the map from the start to input i
-            psi[i] = wasserstein2_grid(nu, mus[i], numItermax=warm_start, stopThr=0.0,
-                                       log=True)[1]["phi"]
-    for i in range(n):
-        _kernels.legendre_2d(psi[i], phi[i])
+                              h1_residual=np.zeros(n), wasserstein_gradient=0.0,
+                              levels=[])
+    levels = []
     sig = np.full(n, sigma0)
+    coarse = None
+    if (not paper and x0 is None and n0 % 2 == 0 and n1 % 2 == 0
+            and min(n0, n1) > max(coarsest, 5)
+            and any(np.max(np.abs(mus[i] - nu)) > 1e-12 * nu.max() for i in active)):
+        # coarse to fine: solve on the 2 x 2 blocks, continue from the prolongation
+        coarse = wdha(BarycenterProblem(coarsen(mus), lam), maxiter=T, tol=tol, xtol=xtol,
+                      horizon=horizon, warm_start=warm_start, coarsest=coarsest,
+                      order=order, sigma0=sigma0, n_jobs=n_jobs, max_subsamples=maxsub,
+                      max_time=max_time)
+    if coarse is not None and "potentials" in coarse:
+        levels = list(coarse.levels) + [(n0 // 2, n1 // 2, coarse.nit)]
+        psi, phi = prolong_potentials(coarse.potentials)
+        nu = prolong_density(coarse.x)
+        sig[:] = coarse.sigma
+        horizon = max(1, horizon // 5)
+    else:
+        for i in active:
+            if warm_start and np.max(np.abs(mus[i] - nu)) > 1e-12 * nu.max():
+                # the back-and-forth potential of the map from the start to input i
+                psi[i] = wasserstein2_grid(nu, mus[i], numItermax=warm_start, stopThr=0.0,
+                                           log=True)[1]["phi"]
+        for i in range(n):
+            _kernels.legendre_2d(psi[i], phi[i])
     last = np.full(n, -np.inf)
     rhos = np.empty((n, n0, n1))
 
+    order_active = np.array(active, dtype=np.int64)
+    pbar_buf = np.empty((n0, n1))
+
     def weighted_potential():
-        total = np.zeros((n0, n1))
-        for i in active:
-            total += lam[i] * psi[i]
-        return total
+        _kernels.weighted_sum(psi, lam, order_active, pbar_buf)
+        return pbar_buf
 
     def residual(i, nu):
         """The H^-1 residual of input i and its Riesz representative g."""
@@ -295,10 +328,7 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
         if order == "gauss-seidel" or step is not ascent:
             pbar = weighted_potential()
         _kernels.gradient(pbar, g0, g1)
-        with np.errstate(over="ignore", invalid="ignore"):
-            d0, d1 = (y - g0) ** 2, (x - g1) ** 2
-            wgrad = float(np.mean(nu * (d0 + d1)))
-            cells = float(np.sqrt(np.mean(nu * (d0 * n0 * n0 + d1 * n1 * n1))))
+        wgrad, cells = _kernels.displacement_norms(y, x, g0, g1, nu)
         problem.counts.nfev += 1
         problem.counts.njev += 1
         problem.counts.nifo += len(active)
@@ -336,7 +366,8 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
             if status is not None:
                 break
             nit += 1
-            f = (1.0 - tau) * q + tau * pbar
+            f = np.empty_like(q)
+            _kernels.blend(q, pbar, tau, f)
             new = np.empty_like(nu)
             if paper:
                 _kernels.pushforward(nu, f, new, maxsub)
@@ -351,7 +382,8 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     if output == "sharpened" and stat > tol:  # else the iterate is exact already
         bary = _sharpened(mus, lam, phi, active, maxsub)
     return monitor.result(bary, fun, stat, nit, status, message, potentials=psi, sigma=sig,
-                          dual=dual, h1_residual=res, wasserstein_gradient=wgrad)
+                          dual=dual, h1_residual=res, wasserstein_gradient=wgrad,
+                          levels=levels)
 
 
 def _sharpened(mus, lam, phi, active, maxsub):
@@ -363,123 +395,3 @@ def _sharpened(mus, lam, phi, active, maxsub):
         _kernels.pushforward_rule(mus[i], phi[i], tmp, maxsub, 2.0, False)
         out += lam[i] * tmp
     return out / out.sum()
-
-
-class _Progress:
-    """A one-line progress bar with the current diagnostics, redrawn a few dozen times."""
-
-    def __init__(self, total, stream=None):
-        self.total = total
-        self.stream = sys.stdout if stream is None else stream
-        self.every = max(1, total // 50)
-        self.start = time.perf_counter()
-
-    def __call__(self, intermediate_result):
-        r = intermediate_result
-        self.update(r.nit, r.fun, r.stationarity)
-
-    def update(self, it, objective, stationarity, final=False):
-        if not final and it % self.every and it != 1:
-            return
-        done = int(30 * it / self.total)
-        elapsed = time.perf_counter() - self.start
-        self.stream.write(f"\r[{'#' * done}{'.' * (30 - done)}] {it:4d}/{self.total} "
-                          f"W2^2 {objective:.6e}  stat {stationarity:.2e}  {elapsed:6.1f}s")
-        if final:
-            self.stream.write("\n")
-        self.stream.flush()
-
-
-def wdha_barycenter(A, weights=None, numItermax=None, stopThr=1e-12, verbose=False, log=False,
-                    variant="sharp", order="gauss-seidel", sigma0=0.05, n_jobs=None,
-                    max_subsamples=16):
-    r"""Exact Wasserstein-2 barycenter of densities on a 2-D grid, with POT's interface.
-
-    A thin wrapper over :func:`wdha` with the argument names of POT's barycenters:
-    ``wdha_barycenter(A, weights, numItermax, stopThr)`` is
-    ``wdha(BarycenterProblem(A, weights), maxiter=numItermax, tol=stopThr).x``.
-
-    Parameters
-    ----------
-    A : array_like of shape (n_hists, height, width)
-        Nonnegative densities on a common grid over the unit square (the ``densities`` of
-        :class:`~jitopt.problems.BarycenterProblem`); each is normalised to unit mass.
-    weights : array_like of shape (n_hists,), optional
-        Barycentric weights on the simplex (default uniform).
-    numItermax : int, optional
-        ``maxiter`` of :func:`wdha`: a cap (default 1000), or with ``variant="paper"`` the
-        number of iterations :math:`T` that sets the schedule :math:`\tau_t = e^{-t/T}`
-        (default 300).
-    stopThr : float, default 1e-12
-        Stop before ``numItermax`` when every :math:`\dot H^{-1}` residual and the squared
-        Wasserstein gradient norm are at most ``stopThr``.
-    verbose : bool, default False
-        Show a progress bar with the objective estimate and the stationarity.
-    log : bool, default False
-        Also return a dict of diagnostics.
-    variant, order, sigma0, n_jobs, max_subsamples
-        As in :func:`wdha`.
-
-    Returns
-    -------
-    barycenter : ndarray of shape (height, width)
-        Nonnegative, summing to 1.
-    log : dict
-        Only if ``log=True``, one row per iteration (ascent step): ``dual`` (dual value
-        :math:`\approx \tfrac12 W_2^2(\nu,\mu_i)` per iteration and input, zero for inputs
-        of zero weight), ``h1_residual`` (:math:`\dot H^{-1}` residual per iteration and
-        input), ``stationarity`` (squared Wasserstein gradient norm per iteration),
-        ``objective`` (the estimate :math:`2\sum_i\lambda_i\,\text{dual}_i` of
-        :math:`\sum_i \lambda_i W_2^2`), ``potentials`` (the final :math:`\psi_i`) and
-        ``sigma`` (final step sizes), both ``None`` after a non-finite value, ``niter``,
-        ``success``, ``status`` (a :class:`~jitopt.Status`), ``message``, ``time``.
-
-    Warns
-    -----
-    RuntimeWarning
-        When the run stops on a non-finite value (the barycenter returned is then the best
-        iterate before it).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from jitopt.transport import wdha_barycenter
-    >>> A = np.zeros((2, 32, 32))
-    >>> A[0, 4:12, 4:12] = A[1, 20:28, 12:20] = 1.0
-    >>> bary, log = wdha_barycenter(A, numItermax=50, variant="paper", log=True)
-    >>> log["niter"], log["dual"].shape, bool(log["success"])
-    (50, (50, 2), True)
-    >>> bary, log = wdha_barycenter(A, log=True)
-    >>> log["status"].name, bool(log["success"])
-    ('CONVERGED', True)
-    """
-    problem = BarycenterProblem(A, weights)
-    variant = check_choice("variant", variant, ("sharp", "paper"))
-    T = check_int("numItermax", (300 if variant == "paper" else 1000) if numItermax is None
-                  else numItermax, low=1)
-    stopThr = check_real("stopThr", stopThr, low=0.0)
-    bar = _Progress(T) if verbose else None
-    res = wdha(problem, variant=variant, maxiter=T, tol=stopThr, order=order, sigma0=sigma0,
-               n_jobs=n_jobs, max_subsamples=max_subsamples, history=True, callback=bar)
-    if bar:
-        bar.update(res.nit, res.fun, res.stationarity, final=True)
-    if not res.success:
-        warnings.warn(f"wdha_barycenter: {res.message}", RuntimeWarning, stacklevel=2)
-    if not log:
-        return res.x
-    h = res.history
-    rows = h["iteration"] < T  # the evaluation after the last step has no ascent step
-    n = problem.n_densities
-    return res.x, {
-        "dual": np.column_stack([h[f"dual_{i}"][rows] for i in range(n)]),
-        "h1_residual": np.column_stack([h[f"h1_residual_{i}"][rows] for i in range(n)]),
-        "stationarity": h["wasserstein_gradient"][rows],
-        "objective": h["fun"][rows],
-        "potentials": res.get("potentials"),
-        "sigma": res.get("sigma"),
-        "niter": res.nit,
-        "success": res.success,
-        "status": res.status,
-        "message": res.message,
-        "time": res.time,
-    }

@@ -1,0 +1,133 @@
+"""POT's interface to WDHA: :func:`wdha_barycenter`, with a progress bar."""
+
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from ..problems._barycenter import BarycenterProblem
+from ..validation import check_choice, check_int, check_real
+from ._wdha import wdha
+
+__all__ = ["wdha_barycenter"]
+
+
+class _Progress:
+    """A one-line progress bar with the current diagnostics, redrawn a few dozen times."""
+
+    def __init__(self, total, stream=None):
+        self.total = total
+        self.stream = sys.stdout if stream is None else stream
+        self.every = max(1, total // 50)
+        self.start = time.perf_counter()
+
+    def __call__(self, intermediate_result):
+        r = intermediate_result
+        self.update(r.nit, r.fun, r.stationarity)
+
+    def update(self, it, objective, stationarity, final=False):
+        if not final and it % self.every and it != 1:
+            return
+        done = int(30 * it / self.total)
+        elapsed = time.perf_counter() - self.start
+        self.stream.write(f"\r[{'#' * done}{'.' * (30 - done)}] {it:4d}/{self.total} "
+                          f"W2^2 {objective:.6e}  stat {stationarity:.2e}  {elapsed:6.1f}s")
+        if final:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def wdha_barycenter(A, weights=None, numItermax=None, stopThr=1e-12, verbose=False, log=False,
+                    variant="sharp", order="gauss-seidel", sigma0=0.05, n_jobs=None,
+                    max_subsamples=16):
+    r"""Exact Wasserstein-2 barycenter of densities on a 2-D grid, with POT's interface.
+
+    A thin wrapper over :func:`wdha` with the argument names of POT's barycenters:
+    ``wdha_barycenter(A, weights, numItermax, stopThr)`` is
+    ``wdha(BarycenterProblem(A, weights), maxiter=numItermax, tol=stopThr).x``.
+
+    Parameters
+    ----------
+    A : array_like of shape (n_hists, height, width)
+        Nonnegative densities on a common grid over the unit square (the ``densities`` of
+        :class:`~jitopt.problems.BarycenterProblem`); each is normalised to unit mass.
+    weights : array_like of shape (n_hists,), optional
+        Barycentric weights on the simplex (default uniform).
+    numItermax : int, optional
+        ``maxiter`` of :func:`wdha`: a cap (default 1000), or with ``variant="paper"`` the
+        number of iterations :math:`T` that sets the schedule :math:`\tau_t = e^{-t/T}`
+        (default 300).
+    stopThr : float, default 1e-12
+        Stop before ``numItermax`` when every :math:`\dot H^{-1}` residual and the squared
+        Wasserstein gradient norm are at most ``stopThr``.
+    verbose : bool, default False
+        Show a progress bar with the objective estimate and the stationarity.
+    log : bool, default False
+        Also return a dict of diagnostics.
+    variant, order, sigma0, n_jobs, max_subsamples
+        As in :func:`wdha`.
+
+    Returns
+    -------
+    barycenter : ndarray of shape (height, width)
+        Nonnegative, summing to 1.
+    log : dict
+        Only if ``log=True``, one row per iteration (ascent step): ``dual`` (dual value
+        :math:`\approx \tfrac12 W_2^2(\nu,\mu_i)` per iteration and input, zero for inputs
+        of zero weight), ``h1_residual`` (:math:`\dot H^{-1}` residual per iteration and
+        input), ``stationarity`` (squared Wasserstein gradient norm per iteration),
+        ``objective`` (the estimate :math:`2\sum_i\lambda_i\,\text{dual}_i` of
+        :math:`\sum_i \lambda_i W_2^2`), ``potentials`` (the final :math:`\psi_i`) and
+        ``sigma`` (final step sizes), both ``None`` after a non-finite value, ``niter``,
+        ``success``, ``status`` (a :class:`~jitopt.Status`), ``message``, ``time``.
+
+    Warns
+    -----
+    RuntimeWarning
+        When the run stops on a non-finite value (the barycenter returned is then the best
+        iterate before it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.transport import wdha_barycenter
+    >>> A = np.zeros((2, 32, 32))
+    >>> A[0, 4:12, 4:12] = A[1, 20:28, 12:20] = 1.0
+    >>> bary, log = wdha_barycenter(A, numItermax=50, variant="paper", log=True)
+    >>> log["niter"], log["dual"].shape, bool(log["success"])
+    (50, (50, 2), True)
+    >>> bary, log = wdha_barycenter(A, log=True)
+    >>> log["status"].name, bool(log["success"])
+    ('CONVERGED', True)
+    """
+    problem = BarycenterProblem(A, weights)
+    variant = check_choice("variant", variant, ("sharp", "paper"))
+    T = check_int("numItermax", (300 if variant == "paper" else 1000) if numItermax is None
+                  else numItermax, low=1)
+    stopThr = check_real("stopThr", stopThr, low=0.0)
+    bar = _Progress(T) if verbose else None
+    res = wdha(problem, variant=variant, maxiter=T, tol=stopThr, order=order, sigma0=sigma0,
+               n_jobs=n_jobs, max_subsamples=max_subsamples, history=True, callback=bar)
+    if bar:
+        bar.update(res.nit, res.fun, res.stationarity, final=True)
+    if not res.success:
+        warnings.warn(f"wdha_barycenter: {res.message}", RuntimeWarning, stacklevel=2)
+    if not log:
+        return res.x
+    h = res.history
+    rows = h["iteration"] < T  # the evaluation after the last step has no ascent step
+    n = problem.n_densities
+    return res.x, {
+        "dual": np.column_stack([h[f"dual_{i}"][rows] for i in range(n)]),
+        "h1_residual": np.column_stack([h[f"h1_residual_{i}"][rows] for i in range(n)]),
+        "stationarity": h["wasserstein_gradient"][rows],
+        "objective": h["fun"][rows],
+        "potentials": res.get("potentials"),
+        "sigma": res.get("sigma"),
+        "niter": res.nit,
+        "success": res.success,
+        "status": res.status,
+        "message": res.message,
+        "time": res.time,
+    }
