@@ -102,6 +102,9 @@ def run_one(config, n, d, chunk, repeats, client_memory):
         _time_passes(problem, 1, rng)
         out["pass_s"] = _time_passes(problem, repeats, rng)
         out["pass_peak_growth_mb"] = _peak_mb() - base
+        # the client's own kernels (minibatch gradients, retraction, transport), loaded once
+        _time_epoch(jp.finite_sum_pca(rng.standard_normal((2000, d)), 5), rng, False)
+        out["kernels_mb"] = _rss_mb() - base
         out["epoch_dask_s"], res = _time_epoch(problem, rng, None)
         out["gathers"] = problem.gathers
         out["max_window_mb"] = problem.max_window_bytes / 2 ** 20
@@ -198,6 +201,11 @@ def report(results, args):
               f"{r['peak_growth_mb'] / r['data_mb']:>7.3f}")
     print("(peak+: growth of the peak resident memory over the base after start-up, after "
           "the passes and after the epoch)")
+    for config, r in results.items():
+        if "kernels_mb" in r:
+            print(f"{config}: of the growth, {r['kernels_mb']:.0f} MB is the resident memory "
+                  f"after loading the client's compiled kernels (on a 2000-sample problem), "
+                  f"independent of n")
     print(f"\nin-memory epoch with the compiled inner loop: {mem['epoch_numba_s']:.2f} s "
           f"(the python-loop epoch above is the Dask problem's path)")
     for config, r in results.items():

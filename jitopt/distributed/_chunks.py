@@ -154,6 +154,9 @@ class ChunkStore:
         scheduler's cost is per task). Made at first use and again after a failure; a
         group whose chunks have moved still gives the right sums (Dask moves the data)."""
         if self._groups is None:
+            from distributed import wait
+
+            wait(self.futures)  # placed: a pending chunk has no worker yet
             who = self.client.who_has(self.futures)
             threads = self.client.nthreads()
             by_worker = {}
