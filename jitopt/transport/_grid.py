@@ -334,13 +334,15 @@ def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=Fa
     -------
     w2 : float
         :math:`W_2^2(a, b)` on the unit square, estimated as twice the final dual value
-        (a lower bound up to discretisation).
+        (a lower bound up to discretisation), and 0 if that is negative (possible when
+        ``numItermax`` runs out early: ``log["converged"]`` says whether the change of the
+        dual value reached ``stopThr``).
     log : dict
         Only if ``log=True``: ``dual`` (dual value per iteration), ``h1_err`` (residuals of
         both half steps per iteration), ``phi``, ``psi`` (the conjugate potentials),
         ``map`` (:math:`\nabla\varphi` at the cells, shape (height, width, 2), row
         coordinate first: the transport map from ``a`` to ``b``), ``inverse_map``
-        (:math:`\nabla\psi`, from ``b`` to ``a``), ``niter``, ``sigma``.
+        (:math:`\nabla\psi`, from ``b`` to ``a``), ``niter``, ``converged``, ``sigma``.
 
     References
     ----------
@@ -373,6 +375,7 @@ def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=Fa
     old = _kernels.dual_value(phi, psi, a, b)
     start = old
     it = 0
+    converged = False
     for it in range(1, numItermax + 1):
         err = []
         for (pot, conj, mine, other) in ((phi, psi, a, b), (psi, phi, b, a)):
@@ -394,9 +397,10 @@ def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=Fa
         if verbose and (it == 1 or it % 10 == 0):
             print(f"{it:5d}  dual {old:.8e}  h1_err {err[0]:.3e} {err[1]:.3e}")
         if abs(old - start) <= stopThr * abs(old):
+            converged = True
             break
         start = old
-    w2 = 2.0 * old
+    w2 = 2.0 * max(old, 0.0)  # W2² >= 0: an early iterate's dual value may be below it
     if not log:
         return w2
     return w2, {
@@ -407,5 +411,6 @@ def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=Fa
         "map": potential_gradient(phi),
         "inverse_map": potential_gradient(psi),
         "niter": it,
+        "converged": converged,
         "sigma": sigma,
     }

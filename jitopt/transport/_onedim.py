@@ -17,7 +17,10 @@ def _cdfs(name, A):
     if np.any(A < 0):
         raise ValueError(f"{name} must be nonnegative (found negative values)")
     cdf = np.zeros((A.shape[0], A.shape[1] + 1))
-    np.cumsum(A, axis=1, out=cdf[:, 1:])
+    top = A.max(axis=1, keepdims=True)
+    # scaled by each row's largest entry first, so that sums near the largest float do not
+    # overflow (the CDF is invariant to the scale)
+    np.cumsum(A / np.where(top > 0, top, 1.0), axis=1, out=cdf[:, 1:])
     if np.any(cdf[:, -1] <= 0):
         raise ValueError(f"{name} must have positive total mass (found an all-zero density)")
     return cdf / cdf[:, -1:]  # exactly 1 from the last nonzero cell on
