@@ -242,8 +242,8 @@ class Problem(BaseProblem):
         if isinstance(x, np.ndarray):
             M = self.manifold
             if x.shape != M.shape:
-                raise ValueError(f"{name} must have shape {M.shape} (a point of {M!r}), got "
-                                 f"{x.shape}")
+                raise ValueError(f"{name} must have shape {M.shape}, got {x.shape} (the "
+                                 f"points of {M!r})")
             if x.dtype.kind == "c" and np.dtype(M.dtype).kind != "c":
                 raise TypeError(f"{name} must be real on {M!r}, got a complex array")
         return x

@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit
 
 from .._core.problem import FiniteSumProblem
-from ..validation import check_array, check_int, check_real, check_rng, check_shape
+from ..validation import check_array, check_int, check_real, check_rng
 
 __all__ = ["least_squares", "logistic", "sparse_regression_data", "LeastSquares", "Logistic"]
 
@@ -210,11 +210,10 @@ class LeastSquares(FiniteSumProblem):
                 self._counter, _PERSIST)
 
     def _full(self, w):
-        w = np.ascontiguousarray(check_shape("w", w, self.manifold.shape), dtype=float)
+        w = np.ascontiguousarray(w, dtype=float)
         return least_squares_kernel(w, *self.kernel_args)
 
     def _cost_idx(self, w, idx):
-        check_shape("w", w, self.manifold.shape)
         if idx.shape[0] == self.n_samples:
             r = _residual(np.require(w, float, "CW"), self.X, self.y)
         else:
@@ -224,11 +223,12 @@ class LeastSquares(FiniteSumProblem):
     def _egrad_idx(self, w, idx):
         if idx.shape[0] == self.n_samples:
             return self._full(w)[1]
-        check_shape("w", w, self.manifold.shape)
         Xb = self.X[idx]
         return Xb.T @ (Xb @ w - self.y[idx]) / idx.shape[0]
 
+    # the full oracles skip FiniteSumProblem's (for the Gram cache), so check x here
     def cost_and_egrad(self, x):
+        self._check_point(x, "w")
         self.counts.nfev += 1
         self.counts.njev += 1
         self.counts.nifo += self.n_samples
@@ -238,6 +238,7 @@ class LeastSquares(FiniteSumProblem):
     def egrad(self, x, idx=None):
         if idx is not None:
             return super().egrad(x, idx)
+        self._check_point(x, "w")
         self.counts.njev += 1
         self.counts.nifo += self.n_samples
         return self._full(x)[1]
@@ -385,7 +386,6 @@ class Logistic(FiniteSumProblem):
         super().__init__(Euclidean(p + self.fit_intercept), self._cost_idx, self._egrad_idx, n)
 
     def _fg(self, w, idx):
-        check_shape("w", w, self.manifold.shape)
         return _logistic(np.require(w, float, "CW"), self.X, self.y, idx,
                          self.alpha, self.fit_intercept)
 
@@ -399,6 +399,7 @@ class Logistic(FiniteSumProblem):
         self.counts.nfev += 1
         self.counts.njev += 1
         self.counts.nifo += self.n_samples
+        self._check_point(x, "w")
         f, g = self._fg(x, self.all_samples)
         return float(f), g
 
