@@ -176,7 +176,22 @@ def _expm_skewh(omega):
     return (v * np.exp(-1j * lam)) @ v.conj().T
 
 
-class UnitaryGroup(_ComplexManifold):
+class _Orthonormal:
+    """Points with orthonormal columns (unitary matrices, bases of subspaces)."""
+
+    def random_point(self, rng=None):
+        return _qr_unique(_cnormal(np.random.default_rng(rng), self.shape))
+
+    def closest_point(self, x):
+        """The polar factor of ``x``: the nearest matrix with orthonormal columns in the
+        Frobenius norm (of the same span)."""
+        return _polar(_c(x))
+
+    def _off_manifold(self, x, atol):
+        return _orthonormality_error(x, atol)
+
+
+class UnitaryGroup(_Orthonormal, _ComplexManifold):
     r"""The unitary group :math:`U(n) = \{X\in\mathbb C^{n\times n} : X^\mathsf{H}X = I\}`.
 
     Tangent vectors are kept in the embedded form :math:`U = X\Omega` with :math:`\Omega`
@@ -236,18 +251,8 @@ class UnitaryGroup(_ComplexManifold):
     def dist(self, x, y):
         return self.norm(x, self.log(x, y))
 
-    def random_point(self, rng=None):
-        return _qr_unique(_cnormal(np.random.default_rng(rng), self.shape))
 
-    def closest_point(self, x):
-        """The nearest unitary matrix in the Frobenius norm: the polar factor of ``x``."""
-        return _polar(_c(x))
-
-    def _off_manifold(self, x, atol):
-        return _orthonormality_error(x, atol)
-
-
-class ComplexGrassmann(_ComplexManifold):
+class ComplexGrassmann(_Orthonormal, _ComplexManifold):
     r"""The Grassmann manifold of :math:`p`-dimensional complex subspaces of
     :math:`\mathbb C^n`.
 
@@ -318,16 +323,6 @@ class ComplexGrassmann(_ComplexManifold):
         small = c * c >= 0.5
         theta[small] = np.arcsin(np.minimum(s[small], 1.0))
         return float(np.linalg.norm(theta))
-
-    def random_point(self, rng=None):
-        return _qr_unique(_cnormal(np.random.default_rng(rng), self.shape))
-
-    def closest_point(self, x):
-        """The polar factor of ``x``: the nearest orthonormal basis, of the same span."""
-        return _polar(_c(x))
-
-    def _off_manifold(self, x, atol):
-        return _orthonormality_error(x, atol)
 
 
 # -- Hermitian positive definite matrices ---------------------------------------------------

@@ -23,7 +23,22 @@ def _shape_from(shape, cls):
     return tuple(int(s) for s in shape)
 
 
-class Euclidean(Manifold):
+class _Flat:
+    """The geometry of a linear space: straight lines are the geodesics."""
+
+    def retraction(self, x, u):
+        return x + u
+
+    exp = retraction
+
+    def log(self, x, y):
+        return y - x
+
+    def dist(self, x, y):
+        return float(np.linalg.norm(y - x))
+
+
+class Euclidean(_Flat, Manifold):
     """Euclidean space of arrays of a given shape, e.g. ``Euclidean(3)`` or ``Euclidean(3, 2)``.
 
     Retraction and exponential map are ``x + u``; transport is the identity.
@@ -60,17 +75,6 @@ class Euclidean(Manifold):
 
     def transport(self, x1, x2, u):
         return u
-
-    def retraction(self, x, u):
-        return x + u
-
-    exp = retraction
-
-    def log(self, x, y):
-        return y - x
-
-    def dist(self, x, y):
-        return float(np.linalg.norm(y - x))
 
     def random_point(self, rng=None):
         return np.random.default_rng(rng).standard_normal(self.shape)

@@ -3,12 +3,13 @@
 import numpy as np
 
 from ._base import Manifold
+from ._euclidean import _Flat
 from ._oblique import _sizes
 
 __all__ = ["Symmetric", "SkewSymmetric", "Positive"]
 
 
-class _Subspace(Manifold):
+class _Subspace(_Flat, Manifold):
     """A linear subspace of the n×n matrices with the Frobenius metric."""
 
     _sign = 1.0
@@ -26,17 +27,6 @@ class _Subspace(Manifold):
 
     def transport(self, x1, x2, u):
         return np.array(u, dtype=float)
-
-    def retraction(self, x, u):
-        return x + u
-
-    exp = retraction
-
-    def log(self, x, y):
-        return y - x
-
-    def dist(self, x, y):
-        return float(np.linalg.norm(y - x))
 
     def random_point(self, rng=None):
         return self.projection(None, np.random.default_rng(rng).standard_normal(self.shape))
