@@ -25,7 +25,7 @@ FAULTS = REFUSED + SAME + SCALED + ("int",)
 EXPONENT = {"big": 996, "tiny": -996}
 
 _CHECKS = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
-_PHASES = (Phase.explicit, Phase.generate)  # no shrinking: strict xfails stay cheap
+_PHASES = (Phase.explicit, Phase.generate)  # no shrinking: a failure shows its case as drawn
 #: tests over generated scalars and seeds
 SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None,
                     suppress_health_check=_CHECKS, phases=_PHASES)

@@ -4,6 +4,8 @@ import numpy as np
 
 from ..manifolds import SPD, Euclidean, Grassmann, Sphere, Stiefel
 from ..validation import check_choice, check_int, check_real
+from ..problems._finite_sum import top_eigenpairs
+from ..problems._sparse import power_estimate
 from . import _kernels as K
 from ._problem import _MIB, DaskFiniteSumProblem
 
@@ -19,11 +21,11 @@ def _dims(name, a, ndim):
 
 
 def _top_eigenpairs(problem, p):
-    """Top ``p`` eigenvalues and eigenvectors of the second moment :math:`Z^\\top Z/n`,
-    from one distributed pass."""
-    c = problem.store.map_sum(K.normal_matrix, False) / problem.n_samples
-    w, v = np.linalg.eigh(0.5 * (c + c.T))
-    return w[::-1][:p], np.ascontiguousarray(v[:, ::-1][:, :p])
+    """Top ``p`` eigenpairs of the second moment :math:`Z^\\top Z/n`, from one distributed
+    pass."""
+    w, v = top_eigenpairs(problem.store.map_sum(K.normal_matrix, False) / problem.n_samples,
+                          p)
+    return w[:p], v
 
 
 def finite_sum_pca(Z, p, manifold="grassmann", *, client=None, client_memory=256 * _MIB):
@@ -299,20 +301,13 @@ class DaskLogistic(DaskFiniteSumProblem):
 
 def _top_eigenvalue(problem, intercept):
     r""":math:`\lambda_{\max}(A^\top A)` of the data (with a column of ones if
-    ``intercept``), as ``jitopt.problems._sparse._top_eigenvalue``: exact when the
-    dimension is at most 200, else 1.05 times 30 seeded power iterations."""
+    ``intercept``) as in memory: exact from the Gram matrix when the dimension is at most
+    200 (one pass), else :func:`~jitopt.problems._sparse.power_estimate` (a pass per
+    iteration)."""
     p = problem.manifold.shape[0]
     if p <= 200:
         return float(np.linalg.eigvalsh(problem.store.map_sum(K.normal_matrix, intercept))[-1])
-    v = np.random.default_rng(0).standard_normal(p)
-    lam = 0.0
-    for _ in range(30):
-        u = problem.store.map_sum(K.normal_product, v, intercept)
-        lam = float(np.linalg.norm(u))
-        if lam == 0.0:
-            return 0.0
-        v = u / lam
-    return 1.05 * lam
+    return power_estimate(lambda v: problem.store.map_sum(K.normal_product, v, intercept), p)
 
 
 # the names of jitopt.problems: the classes themselves, which take the same arguments

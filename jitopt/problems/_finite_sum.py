@@ -192,8 +192,9 @@ def _samples(name, z):
     return z
 
 
-def _top_eigenspace(z, p):
-    c = (z.T @ z) / z.shape[0]
+def top_eigenpairs(c, p):
+    """The eigenvalues of the symmetric ``c`` in decreasing order and the eigenvectors of
+    the largest ``p``, as columns."""
     w, v = np.linalg.eigh(0.5 * (c + c.T))
     return w[::-1], np.ascontiguousarray(v[:, ::-1][:, :p])
 
@@ -327,7 +328,7 @@ def finite_sum_pca(Z, p, manifold="grassmann"):
     z = _samples("Z", Z)
     p = check_int("p", p, 1, z.shape[1])
     check_choice("manifold", manifold, ("grassmann", "stiefel"))
-    w, v = _top_eigenspace(z, p)
+    w, v = top_eigenpairs(z.T @ z / z.shape[0], p)
     d = z.shape[1]
     M = Grassmann(d, p) if manifold == "grassmann" else Stiefel(d, p)
     return _pca_problem(M, z, (d, p), -float(w[:p].sum()), v)
@@ -357,7 +358,7 @@ def leading_eigenvector(Z):
     True
     """
     z = _samples("Z", Z)
-    w, v = _top_eigenspace(z, 1)
+    w, v = top_eigenpairs(z.T @ z / z.shape[0], 1)
     d = z.shape[1]
     return _pca_problem(Sphere(d), z, (d, 1), -float(w[0]), v[:, 0].copy())
 
