@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from jitopt.problems import BarycenterProblem
+from jitopt.testing import bures_barycenter, density_moments
 from jitopt.transport import grid_coordinates, wasserstein2_grid, wdha
 
 from ._common import print_table, warm_up
@@ -42,11 +43,6 @@ G3 = [((0.38, 0.36), (0.06, 0.035), 0.0), ((0.62, 0.40), (0.07, 0.04), np.pi / 4
       ((0.50, 0.64), (0.05, 0.045), -np.pi / 3)]
 
 
-def _sqrtm(s):
-    w, v = np.linalg.eigh(s)
-    return (v * np.sqrt(w)) @ v.T
-
-
 def rotated_gaussians(n):
     """Three rotated Gaussians and their exact barycenter: the Gaussian with the mean mean
     and the Bures fixed-point covariance (Alvarez-Esteban et al. 2016)."""
@@ -60,25 +56,9 @@ def rotated_gaussians(n):
     for _, s, th in G3:
         r = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
         covs.append(r @ np.diag(np.square(s)) @ r.T)
-    bar = np.mean(covs, axis=0)
-    for _ in range(200):
-        r = _sqrtm(bar)
-        ri = np.linalg.inv(r)
-        m = np.mean([_sqrtm(r @ c @ r) for c in covs], axis=0)
-        bar = ri @ m @ m @ ri
+    bar = bures_barycenter(covs, np.full(len(covs), 1 / len(covs)))
     mean = np.mean([g[0] for g in G3], axis=0)
     return np.array([gauss(g[0], c) for g, c in zip(G3, covs)]), gauss(mean, bar)
-
-
-def moments(rho):
-    """Mean and covariance of the cell masses, in cells."""
-    rho = rho / rho.sum()
-    y, x = np.indices(rho.shape, dtype=float)
-    m = np.array([(rho * y).sum(), (rho * x).sum()])
-    dy, dx = y - m[0], x - m[1]
-    c = np.array([[(rho * dy * dy).sum(), (rho * dy * dx).sum()],
-                  [(rho * dy * dx).sum(), (rho * dx * dx).sum()]])
-    return m, c
 
 
 def checkerboard(rho):
@@ -171,8 +151,8 @@ def accuracy_rows(n, fixture, pot_iters, pot=True, w2_iters=300, repeats=3, pot_
             obj = np.mean([wasserstein2_grid(bary, a, numItermax=w2_iters) for a in A])
             rows.append((label, elapsed, elapsed / base, None, None, speckle, None, obj))
             continue
-        m, c = moments(bary)
-        mt, ct = moments(truth)
+        m, c = density_moments(bary)
+        mt, ct = density_moments(truth)
         rows.append((label, elapsed, elapsed / base, w2_px(bary, truth, n, w2_iters),
                      100 * np.linalg.norm(c - ct) / np.linalg.norm(ct), speckle,
                      total_variation(bary) / total_variation(truth), None))

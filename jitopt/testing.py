@@ -7,7 +7,9 @@ projection, transport lands in the right tangent space, the metric is consistent
 Riemannian gradient against the cost along a retraction curve, as pymanopt's
 ``check_gradient`` does.
 
-Both are meant for tests: a new manifold or problem is checked with one call.
+Both are meant for tests: a new manifold or problem is checked with one call. The known
+answers of barycenter tests are here too: :func:`density_moments` of a density on a grid
+and :func:`bures_barycenter`, the covariance of the barycenter of Gaussians.
 """
 
 from collections import namedtuple
@@ -18,7 +20,7 @@ from .validation import check_int, check_real, check_rng
 from .manifolds import Manifold
 
 __all__ = ["check_manifold", "check_gradient", "GradientCheck", "check_hessian",
-           "HessianCheck"]
+           "HessianCheck", "density_moments", "bures_barycenter"]
 
 _EPS = np.finfo(float).eps
 
@@ -436,3 +438,78 @@ def check_hessian(problem, x=None, d=None, rng=None):
         scale * m.norm(x, v))
     tangency = _dist(hd, m.projection(x, hd)) / max(float(np.linalg.norm(hd)), _EPS)
     return HessianCheck(float(error), float(symmetry), float(tangency))
+
+
+def density_moments(rho):
+    """Mean and covariance of the cell masses of a 2-D density, in cells.
+
+    Parameters
+    ----------
+    rho : ndarray of shape (height, width)
+        Nonnegative masses (normalised here).
+
+    Returns
+    -------
+    mean : ndarray of shape (2,)
+        Row and column of the centre of mass.
+    cov : ndarray of shape (2, 2)
+        Covariance, row coordinate first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.testing import density_moments
+    >>> rho = np.zeros((4, 4)); rho[1, 1] = rho[1, 3] = 1.0
+    >>> m, c = density_moments(rho)
+    >>> m.tolist(), c.tolist()
+    ([1.0, 2.0], [[0.0, 0.0], [0.0, 1.0]])
+    """
+    rho = rho / rho.sum()
+    y, x = np.indices(rho.shape, dtype=float)
+    m = np.array([(rho * y).sum(), (rho * x).sum()])
+    dy, dx = y - m[0], x - m[1]
+    c = np.array([[(rho * dy * dy).sum(), (rho * dy * dx).sum()],
+                  [(rho * dy * dx).sum(), (rho * dx * dx).sum()]])
+    return m, c
+
+
+def _sqrtm(s):
+    w, v = np.linalg.eigh(s)
+    return (v * np.sqrt(w)) @ v.T
+
+
+def bures_barycenter(covs, weights):
+    r"""Covariance of the Wasserstein barycenter of Gaussians: the fixed point
+    :math:`S = S^{-1/2}\bigl(\sum_i \lambda_i (S^{1/2} C_i S^{1/2})^{1/2}\bigr)^2 S^{-1/2}`,
+    by the iteration of Álvarez-Esteban et al. (2016) run to machine precision (200
+    steps from :math:`\sum_i \lambda_i C_i`). The barycenter's mean is
+    :math:`\sum_i \lambda_i m_i`.
+
+    Parameters
+    ----------
+    covs : sequence of ndarray of shape (d, d)
+        Symmetric positive definite covariances :math:`C_i`.
+    weights : sequence of float
+        The weights :math:`\lambda_i` (summing to one).
+
+    Returns
+    -------
+    ndarray of shape (d, d)
+
+    Examples
+    --------
+    Commuting covariances: the square root of the barycenter is the mean of the roots.
+
+    >>> import numpy as np
+    >>> from jitopt.testing import bures_barycenter
+    >>> S = bures_barycenter([np.diag([1.0, 4.0]), np.diag([9.0, 16.0])], [0.5, 0.5])
+    >>> np.round(S, 12).tolist()
+    [[4.0, 0.0], [0.0, 9.0]]
+    """
+    s = sum(w * c for w, c in zip(weights, covs))
+    for _ in range(200):
+        r = _sqrtm(s)
+        ri = np.linalg.inv(r)
+        m = sum(w * _sqrtm(r @ c @ r) for w, c in zip(weights, covs))
+        s = ri @ m @ m @ ri
+    return s

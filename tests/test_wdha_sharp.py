@@ -8,28 +8,12 @@ from scipy.ndimage import binary_erosion
 
 from jitopt import Status
 from jitopt.problems import BarycenterProblem
+from jitopt.testing import bures_barycenter, density_moments
 from jitopt.transport import grid_coordinates, wdha, wdha_barycenter
 
 # (y, x) means, principal standard deviations, rotation: every input >= 5 stds inside
 GAUSSIANS = [((0.38, 0.36), (0.06, 0.035), 0.0), ((0.62, 0.40), (0.07, 0.04), np.pi / 4),
              ((0.50, 0.64), (0.05, 0.045), -np.pi / 3)]
-
-
-def _sqrtm(s):
-    w, v = np.linalg.eigh(s)
-    return (v * np.sqrt(w)) @ v.T
-
-
-def _bures_barycenter(covs, lam):
-    """The fixed point S = sum_i lam_i (S^1/2 C_i S^1/2)^1/2 by the iteration of
-    Alvarez-Esteban et al. (2016), run to machine precision."""
-    s = sum(w * c for w, c in zip(lam, covs))
-    for _ in range(200):
-        r = _sqrtm(s)
-        ri = np.linalg.inv(r)
-        m = sum(w * _sqrtm(r @ c @ r) for w, c in zip(lam, covs))
-        s = ri @ m @ m @ ri
-    return s
 
 
 def _gaussian(n, mean, cov):
@@ -45,25 +29,14 @@ def _three_gaussians(n):
         covs.append(r @ np.diag(np.square(s)) @ r.T)
     A = np.array([_gaussian(n, m, c) for (m, _, _), c in zip(GAUSSIANS, covs)])
     mean = np.mean([m for m, _, _ in GAUSSIANS], axis=0)
-    return A, _gaussian(n, mean, _bures_barycenter(covs, np.full(3, 1 / 3)))
-
-
-def _moments(rho):
-    """Mean (in cells) and covariance (in cells squared) of the cell masses."""
-    rho = rho / rho.sum()
-    y, x = np.indices(rho.shape, dtype=float)
-    m = np.array([(rho * y).sum(), (rho * x).sum()])
-    dy, dx = y - m[0], x - m[1]
-    c = np.array([[(rho * dy * dy).sum(), (rho * dy * dx).sum()],
-                  [(rho * dy * dx).sum(), (rho * dx * dx).sum()]])
-    return m, c
+    return A, _gaussian(n, mean, bures_barycenter(covs, np.full(3, 1 / 3)))
 
 
 def _errors(bary, truth):
     """Mean error in cells and relative Frobenius covariance error against the truth
     sampled on the same grid."""
-    m, c = _moments(bary)
-    mt, ct = _moments(truth)
+    m, c = density_moments(bary)
+    mt, ct = density_moments(truth)
     return np.linalg.norm(m - mt), np.linalg.norm(c - ct) / np.linalg.norm(ct)
 
 
@@ -98,8 +71,8 @@ def test_gaussians_mean_and_bures_covariance():
 def test_concentric_disks_give_the_disk_of_mean_radius():
     A = np.array([_disk(128, 0.08), _disk(128, 0.2)])
     bary = wdha_barycenter(A)
-    _, c = _moments(bary)
-    _, ct = _moments(_disk(128, 0.14))
+    _, c = density_moments(bary)
+    _, ct = density_moments(_disk(128, 0.14))
     assert np.max(np.abs(np.diag(c) / np.diag(ct) - 1)) <= 0.01
 
 
