@@ -54,6 +54,7 @@ class FixedRankEmbedded(Manifold):
         self.m, self.n, self.k = m, n, k
         super().__init__(f"FixedRankEmbedded({m}, {n}, {k})", (m, n), (m + n - k) * k)
         self._cache = []
+        self._start = None  # the last validated start, with its factors
 
     # -- factors ------------------------------------------------------------------------
 
@@ -71,13 +72,32 @@ class FixedRankEmbedded(Manifold):
     def factors(self, x):
         """The thin SVD factors ``(u, s, vt)`` of the rank-``k`` matrix ``x``, ``s`` descending."""
         x = np.asarray(x)
-        for y, u, s, vt in self._cache:
-            if np.array_equal(y, x):
-                return u, s, vt
+        known = self._cached_factors(x)
+        if known is not None:
+            return known
         u, s, vt = np.linalg.svd(x, full_matrices=False)
         u, s, vt = u[:, :self.k].copy(), s[:self.k].copy(), vt[:self.k].copy()
         self._remember(x, u, s, vt)
         return u, s, vt
+
+    def _cached_factors(self, x):
+        """The factors of ``x`` if the cache has them (the entry moves to the front: least
+        recently used entries go first)."""
+        for j, entry in enumerate(self._cache):
+            if np.array_equal(entry[0], x):
+                self._cache.insert(0, self._cache.pop(j))
+                return entry[1:]
+        if self._start is not None and np.array_equal(self._start[0], x):
+            return self._start[1:]
+        return None
+
+    def validate_point(self, x, name="x0", atol=None):
+        """:meth:`~jitopt.manifolds.Manifold.validate_point`; the factors of the point are
+        kept apart from the cache, so that runs from the same start use the same factors
+        (the same iterates, bit for bit)."""
+        y = super().validate_point(x, name, atol)
+        self._start = (np.array(y, copy=True),) + self.factors(y)
+        return y
 
     def _remember(self, x, u, s, vt):
         self._cache = [(np.array(x, copy=True), u, s, vt)] + self._cache[:3]
@@ -90,18 +110,28 @@ class FixedRankEmbedded(Manifold):
         mid = u.T @ zv
         return u, s, v, mid, zv - u @ mid, ztu - v @ mid.T
 
+    @staticmethod
+    def _assemble(left, u, vt, right):
+        """:math:`L V^\top + U R^\top` as one product (one m x n array made)."""
+        return np.hstack((left, u)) @ np.vstack((vt, right.T))
+
     # -- the interface --------------------------------------------------------------------
 
     def projection(self, x, u):
-        uu, _, v, mid, up, vp = self._parts(x, np.asarray(u, dtype=float))
-        return (uu @ mid + up) @ v.T + uu @ vp.T
+        # P(Z) = ZVV^T + U((I - VV^T)Z^T U)^T
+        uu, _, vt = self.factors(x)
+        z = np.asarray(u, dtype=float)
+        zv, ztu = z @ vt.T, z.T @ uu
+        return self._assemble(zv, uu, vt, ztu - vt.T @ (vt @ ztu))
 
     def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
+        # P(H) plus the curvature term (I - UU^T) G Vp S^-1 V^T + U ((I - VV^T) G^T Up S^-1)^T
         uu, s, v, _, up, vp = self._parts(x, np.asarray(u, dtype=float))
+        h = np.asarray(ehess, dtype=float)
         gvp = (egrad @ vp) / s
-        gtup = (egrad.T @ up) / s
-        extra = (gvp - uu @ (uu.T @ gvp)) @ v.T + uu @ (gtup - v @ (v.T @ gtup)).T
-        return self.projection(x, ehess) + extra
+        left = h @ v + gvp - uu @ (uu.T @ gvp)
+        right = h.T @ uu + (egrad.T @ up) / s
+        return self._assemble(left, uu, v.T, right - v @ (v.T @ right))
 
     def retraction(self, x, u):
         uu, s, v, mid, up, vp = self._parts(x, np.asarray(u, dtype=float))
@@ -129,7 +159,8 @@ class FixedRankEmbedded(Manifold):
         return self.from_factors(u[:, :self.k], s[:self.k], vt[:self.k])
 
     def _off_manifold(self, x, atol):
-        s = np.linalg.svd(x, compute_uv=False)
+        known = self._cached_factors(x)  # made from its factors: rank k up to rounding
+        s = known[1] if known is not None else np.linalg.svd(x, compute_uv=False)
         scale = max(1.0, float(s[0]))
         if s[self.k - 1] <= 1e-14 * scale:
             return f"rank below {self.k} (singular value {self.k}: {s[self.k - 1]:.3e})"

@@ -6,7 +6,8 @@ import math
 import numpy as np
 
 from .._core.result import NonFiniteOracle
-from ..manifolds import SPD, Euclidean, Grassmann, Manifold, Orthogonal, Sphere, Stiefel
+from ..manifolds import (SPD, Euclidean, FixedRankEmbedded, Grassmann, Manifold, Orthogonal,
+                         Sphere, Stiefel)
 
 __all__ = ["backtracking", "armijo", "wolfe", "manifold_line", "typical_dist", "longest_step"]
 
@@ -231,6 +232,8 @@ def typical_dist(M):
         return math.pi
     if isinstance(M, SPD):
         return math.sqrt(M.n * (M.n + 1) / 2)
+    if isinstance(M, FixedRankEmbedded):
+        return float(M.dim)  # unbounded, as Manopt's fixedrankembeddedfactory
     return math.sqrt(M.dim)
 
 

@@ -109,7 +109,8 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
     delta_bar : float, optional
         Largest trust radius :math:`\bar\Delta`; default the manifold's typical distance
         (:math:`\pi` on the sphere, :math:`\sqrt p` on Stiefel and Grassmann,
-        :math:`\pi\sqrt n` on O(n), :math:`\sqrt{\dim}` otherwise).
+        :math:`\pi\sqrt n` on O(n), :math:`\sqrt{n(n+1)/2}` on SPD, the dimension on
+        :class:`~jitopt.manifolds.FixedRankEmbedded`, :math:`\sqrt{\dim}` otherwise).
     delta0 : float, optional
         First radius, default :math:`\bar\Delta/8`.
     rho_prime : float
