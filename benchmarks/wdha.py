@@ -26,6 +26,28 @@ def disks(n):
     return np.array([disk(c) for c in DISKS]), disk(np.mean(DISKS, axis=0))
 
 
+def coverage_disk(n, centre, sub=16, radius=0.1):
+    """The disk rasterised by cell coverage: each cell's value is the fraction of its
+    ``sub x sub`` sub-samples (at their centres) inside the disk."""
+    t = (np.arange(n * sub) + 0.5) / (n * sub)
+    inside = (t[:, None] - centre[0]) ** 2 + (t[None, :] - centre[1]) ** 2 <= radius ** 2
+    return inside.reshape(n, sub, n, sub).sum(axis=(1, 3), dtype=np.int64) / sub ** 2
+
+
+def coverage_disks(n, sub=16):
+    """The four disks of :func:`disks` and their barycenter, all rasterised by cell
+    coverage with ``sub x sub`` sub-samples per cell."""
+    return (np.array([coverage_disk(n, c, sub) for c in DISKS]),
+            coverage_disk(n, np.mean(DISKS, axis=0), sub))
+
+
+def centre_offset(A, truth):
+    """Distance in cells between the mean of the inputs' centres of mass and the truth's:
+    a bias of the rasterisation that every mean-preserving barycenter keeps."""
+    means = np.mean([density_moments(a)[0] for a in A], axis=0)
+    return float(np.linalg.norm(means - density_moments(truth)[0]))
+
+
 def shapes(n):
     """The four uniform shapes of the WDHA paper's first experiment (disk, cross, heart,
     square), one per quadrant."""
@@ -96,7 +118,9 @@ def pot_runner(kind, reg, iters):
 
 def methods(n, pot_iters, pot=True, single=False, sharpened=False, pot_kinds=None):
     """``(name, run, is_pot)`` for the methods of the accuracy tables."""
-    rows = [("jitopt sharp (default)", lambda A: wdha(BarycenterProblem(A)).x, False)]
+    rows = [("jitopt sharp (default)", lambda A: wdha(BarycenterProblem(A)).x, False),
+            ("jitopt sharp, no polish", lambda A: wdha(BarycenterProblem(A), polish=0).x,
+             False)]
     if single:
         rows.append(("jitopt sharp, one grid",
                      lambda A: wdha(BarycenterProblem(A), coarsest=max(A.shape[1:])).x, False))
@@ -107,7 +131,8 @@ def methods(n, pot_iters, pot=True, single=False, sharpened=False, pot_kinds=Non
                  lambda A: wdha(BarycenterProblem(A), variant="paper").x, False))
     if pot:
         # the log-domain solvers (needed below reg ~ 1e-3) take minutes already at 64 x 64
-        kinds = pot_kinds or (("cwb", 2e-3), ("dsb", 2e-3), ("dsb", 1e-3))
+        kinds = (pot_kinds if pot_kinds is not None
+                 else (("cwb", 2e-3), ("dsb", 2e-3), ("dsb", 1e-3)))
         for kind, reg in kinds:
             rows.append((f"POT {kind.upper()} reg={reg:g}", pot_runner(kind, reg, pot_iters),
                          True))
@@ -241,8 +266,9 @@ def main(argv=None):
                         help="small grids only (accuracy at 64, no timing table)")
     parser.add_argument("--grids", default="128,256,512",
                         help="grids of the accuracy runs against POT (default 128,256,512)")
-    parser.add_argument("--fixtures", default="disks,gaussians,shapes",
-                        help="fixtures of the accuracy runs (default disks,gaussians,shapes)")
+    parser.add_argument("--fixtures", default="disks,disks-coverage,gaussians,shapes",
+                        help="fixtures of the accuracy runs (default "
+                             "disks,disks-coverage,gaussians,shapes)")
     parser.add_argument("--jitopt-grids", default="1024",
                         help="grids of extra runs of jitopt alone on the paper's shapes "
                              "(default 1024)")
@@ -251,7 +277,8 @@ def main(argv=None):
     parser.add_argument("--pot-repeats", type=int, default=3,
                         help="runs per POT method (default 3; one DSB run is minutes at 512)")
     parser.add_argument("--pot", default="cwb:2e-3,dsb:2e-3,dsb:1e-3",
-                        help="POT barycenters as kind:reg (default cwb:2e-3,dsb:2e-3,dsb:1e-3)")
+                        help="POT barycenters as kind:reg (default cwb:2e-3,dsb:2e-3,dsb:1e-3; "
+                             "an empty string runs no POT)")
     parser.add_argument("--single-grid", action="store_true",
                         help="also run the default variant without the coarse-to-fine start")
     parser.add_argument("--sharpened", action="store_true",
@@ -282,12 +309,14 @@ def main(argv=None):
     columns = [("method [runs]", ""), ("time (s)", ".2f"), ("/ sharp", ".2f"),
                ("W2 to exact (px)", ".3f"), ("cov err (%)", ".2f"), ("checker", ".4f"),
                ("TV / exact", ".2f"), ("mean W2^2", ".6f")]
-    fixtures = {"disks": ("four translated disks", disks),
+    fixtures = {"disks": ("four translated disks (cells in or out by their centre)", disks),
+                "disks-coverage": ("four translated disks, rasterised by cell coverage "
+                                   "(16 x 16 samples per cell)", coverage_disks),
                 "gaussians": ("three rotated Gaussians (Bures barycenter)", rotated_gaussians),
                 "shapes": ("the paper's four shapes (no closed form)", shapes)}
     kinds = dict(single=args.single_grid, sharpened=args.sharpened,
                  pot_kinds=[(k, float(r)) for k, r in
-                            (item.split(":") for item in args.pot.split(","))])
+                            (item.split(":") for item in args.pot.split(",") if item)])
     for n in grids:
         for key in args.fixtures.split(","):
             label, fixture = fixtures[key]
@@ -299,6 +328,14 @@ def main(argv=None):
             if truth is not None:
                 print(f"metric scale: the truth shifted by 0.1 px measures "
                       f"{w2_floor(truth, n):.3f} px ({uptime()})", flush=True)
+            if key.startswith("disks"):
+                A, truth = fixture(n)
+                print(f"rasterisation: the mean of the inputs' centres is "
+                      f"{centre_offset(A, truth):.3f} px from the truth's centre", flush=True)
+            if key == "disks-coverage":
+                coarse = coverage_disks(n, sub=8)[1]
+                print(f"rasterisation floor: the truth with 8 x 8 and with 16 x 16 samples "
+                      f"per cell are {w2_px(coarse, truth, n):.3f} px apart", flush=True)
     for n in [int(g) for g in args.jitopt_grids.split(",") if g]:
         print(f"\nthe paper's four shapes, {n}x{n}, jitopt alone ({uptime()})", flush=True)
         A = shapes(n)

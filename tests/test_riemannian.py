@@ -404,9 +404,10 @@ def test_two_loop_in_packed_skew_coordinates_of_so_n():
                                       Sphere(5), FixedRankEmbedded(5, 4, 2)],
                          ids=repr)
 def test_moved_pairs_give_the_bfgs_direction_of_the_transported_pairs(manifold):
-    """On the embedded manifolds the pairs are moved by projecting y only; the direction
-    must still be the BFGS direction built from the transported pairs (P s, P y), and the
-    curvature recomputed after the move."""
+    """On the embedded manifolds no pair is projected (Stiefel, O(n), Grassmann and the
+    sphere use the normal coordinates of the pairs; the others project y only); the
+    direction must still be the BFGS direction built from the transported pairs
+    (P s, P y), and the curvature recomputed after the move."""
     rng = np.random.default_rng(2)
     x, y = manifold.random_point(3), manifold.random_point(4)
     pairs = RK.PairMemory(RK.Frame(manifold, False), 3, manifold.shape)
@@ -419,12 +420,27 @@ def test_moved_pairs_give_the_bfgs_direction_of_the_transported_pairs(manifold):
                       manifold.transport(x, y, t).reshape(-1)))
     least = pairs.move(x, y)
     assert least > 0 and len(pairs) == 3
-    for j, (_, mt) in zip(pairs.order, moved):
-        np.testing.assert_allclose(pairs.ty[j], mt, atol=1e-12)
+    for j, (ms, mt) in zip(pairs.order, moved):
+        assert pairs.rho[j] == pytest.approx(1.0 / np.dot(ms, mt), rel=1e-10)
     g = manifold.projection(y, rng.standard_normal(manifold.shape))
     expected = -bfgs_inverse(moved, 0.4, g.size) @ g.reshape(-1)
     np.testing.assert_allclose(pairs.direction(y, g, 0.4).reshape(-1), expected,
                                rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("manifold", [Stiefel(7, 3), Orthogonal(4), Grassmann(6, 2),
+                                      Sphere(5)], ids=repr)
+def test_normal_coordinates_give_the_inner_products_of_the_projections(manifold):
+    """<Pu, Pv> = <u, v> - <a_u, a_v> with a_w the normal coordinates of w."""
+    normal, size = RK.normal_coordinates(manifold)
+    x = manifold.random_point(1)
+    w = np.random.default_rng(2).standard_normal((3,) + manifold.shape)
+    c = normal(x, w.reshape(3, -1))
+    assert c.shape == (3, size)
+    proj = np.array([manifold.projection(x, wi).reshape(-1) for wi in w])
+    flat = w.reshape(3, -1)
+    np.testing.assert_allclose(proj @ proj.T, flat @ flat.T - c @ c.T, atol=1e-12)
+    assert RK.normal_coordinates(FixedRankEmbedded(5, 4, 2)) is None
 
 
 @pytest.mark.parametrize("retraction", Orthogonal.retractions)

@@ -1,6 +1,6 @@
 """The default WDHA variant against exact barycenters: Gaussians (Bures fixed point),
-concentric disks, one-hot weights, identical inputs, long runs, speckle, and the
-coarse-to-fine start."""
+concentric disks, one-hot weights, identical inputs, long runs, speckle, the
+coarse-to-fine start and the final polish."""
 
 import numpy as np
 import pytest
@@ -9,7 +9,8 @@ from scipy.ndimage import binary_erosion
 from jitopt import Status
 from jitopt.problems import BarycenterProblem
 from jitopt.testing import bures_barycenter, density_moments
-from jitopt.transport import grid_coordinates, wdha, wdha_barycenter
+from jitopt.transport import grid_coordinates, wasserstein2_grid, wdha, wdha_barycenter
+from jitopt.transport._kernels import dual_value, legendre_2d
 
 # (y, x) means, principal standard deviations, rotation: every input >= 5 stds inside
 GAUSSIANS = [((0.38, 0.36), (0.06, 0.035), 0.0), ((0.62, 0.40), (0.07, 0.04), np.pi / 4),
@@ -105,6 +106,8 @@ def test_more_iterations_do_not_degrade_the_covariance():
     assert res.status == Status.MAXITER and not res.success
     assert errors[1000] <= errors[300] + 0.002 and errors[3000] <= errors[1000] + 0.002
     assert errors[3000] <= errors[300] + 0.002
+    # the callback sees the iterates of the loop; the result is polished after it
+    assert _errors(res.x, truth)[1] <= errors[300] + 0.002
 
 
 def test_stopping_rule_and_history():
@@ -124,10 +127,13 @@ def test_sharpened_output_has_no_checkerboard():
     square = ((np.abs(y - 0.3) <= 0.12) & (np.abs(x - 0.3) <= 0.12)).astype(float)
     disk = ((y - 0.68) ** 2 + (x - 0.7) ** 2 <= 0.14 ** 2).astype(float)
     A = np.array([square, disk])
-    it = wdha(BarycenterProblem(A))
-    sharp = wdha(BarycenterProblem(A), output="sharpened")
+    it = wdha(BarycenterProblem(A), polish=0)
+    sharp = wdha(BarycenterProblem(A), output="sharpened", polish=0)
     assert sharp.nit == it.nit and np.array_equal(sharp.potentials, it.potentials)
     assert _checkerboard(sharp.x) <= 0.03 < _checkerboard(it.x)
+    # the polish's last deposit removes most of the iterate's speckle as well
+    polished = wdha(BarycenterProblem(A))
+    assert _checkerboard(polished.x) < 0.5 * _checkerboard(it.x)
     assert np.all(sharp.x >= 0) and abs(sharp.x.sum() - 1) <= 1e-12
     # the paper's iterate is more speckled than the default's
     assert _checkerboard(wdha(BarycenterProblem(A), variant="paper").x) > _checkerboard(it.x)
@@ -138,9 +144,15 @@ def test_sharp_options_are_checked():
     for name, value, error in (("variant", "fast", ValueError), ("xtol", -1.0, ValueError),
                                ("horizon", 0, ValueError), ("warm_start", -1, ValueError),
                                ("warm_start", 1.5, TypeError), ("output", "best", ValueError),
-                               ("coarsest", 2, ValueError), ("coarsest", 1.5, TypeError)):
+                               ("coarsest", 2, ValueError), ("coarsest", 1.5, TypeError),
+                               ("polish", -1, ValueError), ("polish", 1.5, TypeError),
+                               ("polish_iters", 0, ValueError),
+                               ("polish_iters", 2.5, TypeError)):
         with pytest.raises(error, match=name):
             wdha(problem, **{name: value})
+    with pytest.raises(ValueError, match="polish must be 0 with variant='paper'"):
+        wdha(problem, variant="paper", polish=1)
+    assert wdha(problem, variant="paper", polish=0, maxiter=3).nit == 3
     with pytest.raises(ValueError, match="variant"):
         wdha_barycenter(problem.densities, variant="fast")
 
@@ -178,3 +190,80 @@ def test_coarse_to_fine_start_leaves_identical_inputs_and_x0_alone():
     A = np.array([_disk(32, 0.1), np.roll(_disk(32, 0.1), (6, 4), axis=(0, 1))])
     assert wdha(BarycenterProblem(A), np.ones((32, 32)), coarsest=8).levels == []
     assert len(wdha(BarycenterProblem(A), coarsest=8).levels) == 2
+
+
+# -- the final polish ----------------------------------------------------------------------
+
+def _squares():
+    """Two squares of side 8 cells on a 32 x 32 grid and the exact barycenter, the square
+    halfway between them."""
+    A = np.zeros((2, 32, 32))
+    A[0, 4:12, 4:12] = A[1, 20:28, 12:20] = 1.0
+    truth = np.zeros((32, 32))
+    truth[12:20, 8:16] = 1.0
+    return A, truth
+
+
+def test_polish_zero_is_the_unpolished_run():
+    A, _ = _squares()
+    last = {}
+
+    def record(intermediate_result):
+        last["x"] = intermediate_result.x
+
+    plain = wdha(BarycenterProblem(A), polish=0, callback=record, history=True)
+    polished = wdha(BarycenterProblem(A), history=True)
+    # polish=0 returns the loop's last iterate, with its measured values
+    assert np.array_equal(plain.x, last["x"]) and "Polished" not in plain.message
+    assert plain.fun == plain.history["fun"][-1]
+    # the default runs the same loop, then polishes: a different x, the same history
+    assert polished.nit == plain.nit and "Polished by 3 fixed-point steps" in polished.message
+    for column in ("fun", "stationarity", "wasserstein_gradient"):
+        assert np.array_equal(polished.history[column], plain.history[column])
+    assert np.abs(polished.x - plain.x).max() > 1e-6
+
+
+def test_polish_keeps_the_centre_of_mass_and_gets_closer_to_the_square():
+    A, truth = _squares()
+    plain = wdha(BarycenterProblem(A), polish=0)
+    res = wdha(BarycenterProblem(A))
+    rows, cols = np.indices(res.x.shape)
+    centre = (np.sum(res.x * rows), np.sum(res.x * cols))
+    assert np.hypot(centre[0] - 15.5, centre[1] - 11.5) <= 0.005
+    w2 = [np.sqrt(wasserstein2_grid(x, truth, numItermax=300)) * 32 for x in (plain.x, res.x)]
+    assert w2[1] <= w2[0]
+
+
+def test_polish_keeps_mass_and_sign_and_reports_the_returned_barycenter():
+    y, x = grid_coordinates((48, 48))
+    square = ((np.abs(y - 0.3) <= 0.12) & (np.abs(x - 0.3) <= 0.12)).astype(float)
+    disk = ((y - 0.68) ** 2 + (x - 0.7) ** 2 <= 0.14 ** 2).astype(float)
+    problem = BarycenterProblem(np.array([square, disk, np.roll(disk, -20, axis=1)]),
+                                weights=[0.5, 0.3, 0.2])
+    res = wdha(problem, polish=2, polish_iters=4)
+    assert np.all(res.x >= 0) and abs(res.x.sum() - 1) <= 1e-12
+    assert "Polished by 2 fixed-point steps (4 back-and-forth" in res.message
+    # the values are those of the returned x and potentials
+    nu = res.x * res.x.size
+    for i in range(3):
+        conj = np.empty_like(nu)
+        legendre_2d(res.potentials[i], conj)
+        assert abs(dual_value(res.potentials[i], conj, nu, problem.densities[i])
+                   - res.dual[i]) <= 1e-12
+    assert abs(res.fun - 2 * np.dot(problem.weights, res.dual)) <= 1e-15
+    assert res.stationarity == max(res.wasserstein_gradient, res.h1_residual.max())
+    # one more evaluation, and two pushforwards per input and back-and-forth iteration
+    assert res.nfev == res.njev == res.nit + 2
+    assert res.nifo == 3 * (res.nit + 2) + 3 * 2 * 2 * 4
+
+
+def test_polish_leaves_exact_answers_alone():
+    rho = np.random.default_rng(4).uniform(0, 1, (16, 20))
+    res = wdha(BarycenterProblem([rho, 2 * rho]), polish=5)
+    assert res.nit == 0 and np.max(np.abs(res.x - rho / rho.sum())) <= 1e-15
+    assert "Polished" not in res.message
+    A = np.array([_disk(32, 0.1), np.roll(_disk(32, 0.15), (5, -3), axis=(0, 1))])
+    problem = BarycenterProblem(A, weights=[0.0, 1.0])
+    res = wdha(problem, polish=5)
+    mu = problem.densities[1]
+    assert np.array_equal(res.x, mu / mu.sum()) and "Polished" not in res.message

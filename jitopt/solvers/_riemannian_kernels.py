@@ -72,23 +72,13 @@ class Frame:
 
     def move_rows(self, x, y, w):
         """Transport in place the vectors ``w[j]`` (rows, each reshaped to a point's shape)
-        from ``x`` to ``y``: matrix products over the stack on the embedded manifolds of
-        one copy, a loop otherwise."""
+        from ``x`` to ``y`` (the embedded manifolds without normal coordinates)."""
         M = self.M
-        one = getattr(M, "k", 1) == 1
         if type(M) is Euclidean:
             return
         stack = w.reshape((w.shape[0],) + y.shape)
-        if one and type(M) in (Stiefel, Orthogonal):
-            s = y.T @ stack
-            stack -= y @ (0.5 * (s + np.swapaxes(s, 1, 2)))
-        elif one and type(M) is Grassmann:
-            stack -= y @ (y.T @ stack)
-        elif one and type(M) is Sphere and y.ndim == 1:
-            w -= np.outer(w @ y, y)
-        else:
-            for j in range(w.shape[0]):
-                w[j] = np.reshape(M.transport(x, y, stack[j]), -1)
+        for j in range(w.shape[0]):
+            w[j] = np.reshape(M.transport(x, y, stack[j]), -1)
 
 
 @njit(cache=True)
@@ -120,6 +110,67 @@ def _two_loop(s, y, rho, order, g, gamma):
 
 
 @njit(cache=True)
+def _two_loop_normal(s, y, a, b, rho, order, g, gamma):
+    r"""The two-loop recursion of :func:`_two_loop` for the pairs projected onto the
+    tangent space, :math:`(Ps_j, Py_j)`, from the ambient rows ``s[j]``, ``y[j]`` and
+    the normal coordinates ``a[j]``, ``b[j]`` of :func:`normal_coordinates`:
+    :math:`\langle Pu, Pv\rangle = \langle u, v\rangle - \langle N u, N v\rangle`. The
+    vectors are carried as ambient vectors with their normal coordinates, so that no
+    pair is projected; the result, ambient, is projected by the caller."""
+    k = order.shape[0]
+    n = g.shape[0]
+    r = a.shape[1]
+    q = g.copy()  # g is tangent: its normal coordinates are 0
+    nq = np.zeros(r)
+    alpha = np.empty(k)
+    for i in range(k - 1, -1, -1):
+        j = order[i]
+        t = rho[j] * (np.dot(s[j], q) - np.dot(a[j], nq))
+        alpha[i] = t
+        for l in range(n):
+            q[l] -= t * y[j, l]
+        for l in range(r):
+            nq[l] -= t * b[j, l]
+    for l in range(n):
+        q[l] *= gamma
+    for l in range(r):
+        nq[l] *= gamma
+    for i in range(k):
+        j = order[i]
+        t = alpha[i] - rho[j] * (np.dot(y[j], q) - np.dot(b[j], nq))
+        for l in range(n):
+            q[l] = t * s[j, l] + q[l]
+        for l in range(r):
+            nq[l] += t * a[j, l]
+    for l in range(n):
+        q[l] = -q[l]
+    return q
+
+
+def normal_coordinates(M):
+    r"""``(normal, size)`` for the manifolds of one copy whose normal space at ``x`` is
+    :math:`\{Xc\}` for small :math:`c` (Stiefel and O(n): :math:`c` symmetric, Grassmann:
+    any :math:`p\times p`, the sphere: a scalar), else None: ``normal(x, w)`` gives the
+    coordinates :math:`c_j` (flattened, ``size`` of them) of the normal parts
+    :math:`(I - P)w_j = Xc_j` of the rows ``w[j]`` (each a point's shape, flattened), with
+    :math:`\langle Xc, Xc'\rangle = \langle c, c'\rangle`."""
+    if getattr(M, "k", 1) != 1 or not _embedded(M):
+        return None
+    if type(M) in (Stiefel, Orthogonal, Grassmann):
+        symmetric = type(M) is not Grassmann
+
+        def normal(x, w):
+            c = x.T @ w.reshape((w.shape[0],) + x.shape)
+            if symmetric:
+                c = 0.5 * (c + np.swapaxes(c, 1, 2))
+            return c.reshape(w.shape[0], -1)
+        return normal, M.shape[1] ** 2
+    if type(M) is Sphere and len(M.shape) == 1:
+        return (lambda x, w: (w @ x).reshape(-1, 1)), 1
+    return None
+
+
+@njit(cache=True)
 def _curvatures(s, y, order):
     """(<s, y>, |s| |y|) of the pairs ``order``."""
     k = order.shape[0]
@@ -138,13 +189,19 @@ class PairMemory:
     ``s[j]``, ``y[j]`` of preallocated arrays and the compiled two-loop recursion uses them;
     otherwise a list of pairs with the manifold's metric. On the embedded manifolds (the
     transport is the projection :math:`P` onto the new tangent space) the pairs stay as
-    they were stored and only :math:`P y_j` is formed at each point: the ``s_j`` meet
-    tangent vectors only, in inner products (:math:`\langle P s, q\rangle =
-    \langle s, q\rangle`), and in the direction, which is projected once at the end.
+    they were stored and are used as :math:`(Ps_j, Py_j)`: where the normal space is
+    :math:`\{Xc\}` for small :math:`c` (Stiefel, Grassmann, the sphere; see
+    :func:`normal_coordinates`) through the normal coordinates of each pair at the current
+    point, with no pair projected; elsewhere :math:`P y_j` is formed at each point, and the
+    :math:`s_j` meet tangent vectors only, in inner products (:math:`\langle P s,
+    q\rangle = \langle s, q\rangle`), and in the direction, which is projected once at
+    the end.
     """
 
     def __init__(self, frame, memory, shape):
         self.frame, self.memory, self.shape = frame, memory, tuple(shape)
+        normal = normal_coordinates(frame.M) if frame.kind is None else None
+        self._normal = None if normal is None else normal[0]
         if frame.flat:
             size = int(np.prod(self.shape))
             if frame.kind == "orthogonal":
@@ -155,10 +212,17 @@ class PairMemory:
                 size = len(self._upper[0])
             self.s = np.zeros((memory, size))
             self.y = np.zeros((memory, size))
-            # the y of each pair moved to the current point (embedded manifolds)
-            self.ty = self.y if frame.kind else np.zeros((memory, size))
+            # the y of each pair moved to the current point (the other embedded manifolds)
+            moved = frame.kind is None and self._normal is None
+            self.ty = np.zeros((memory, size)) if moved else self.y
             self.rho = np.zeros(memory)
             self.cos = np.zeros(memory)  # <s, y>/(|s||y|) of each pair
+            # <s, y>, <s, s>, <y, y> as stored, and the normal coordinates of s and y at
+            # the current point (the manifolds with normal coordinates)
+            self.products = np.zeros((memory, 3))
+            self.a = self.b = None
+            if normal is not None:
+                self.a, self.b = np.zeros((memory, normal[1])), np.zeros((memory, normal[1]))
         self.clear()
 
     def clear(self):
@@ -184,9 +248,13 @@ class PairMemory:
         if not self.order:
             return -gamma * g
         if self.frame.flat:
-            d = self._vector(_two_loop(self.s, self.ty, self.rho,
-                                       np.array(self.order, dtype=np.int64), self._row(g),
-                                       gamma))
+            order = np.array(self.order, dtype=np.int64)
+            if self._normal is not None:
+                d = _two_loop_normal(self.s, self.y, self.a, self.b, self.rho, order,
+                                     self._row(g), gamma)
+            else:
+                d = _two_loop(self.s, self.ty, self.rho, order, self._row(g), gamma)
+            d = self._vector(d)
             return d if self.frame.kind else self.frame.M.projection(x, d)
         frame = self.frame
         q = np.array(g, copy=True)
@@ -210,11 +278,20 @@ class PairMemory:
         if frame.flat:
             if frame.kind is None:
                 rows = np.array(self.order, dtype=np.int64)
-                moved = self.y[rows]
-                frame.move_rows(x, x_new, moved)
-                self.ty[rows] = moved
-                sy, norms = _curvatures(self.s, self.ty, rows)
-                cos = sy / norms  # with |s| for |P s|: a lower bound
+                if self._normal is not None:
+                    # all rows at once (a view of the arrays; unused rows are zero)
+                    self.a, self.b = self._normal(x_new, self.s), self._normal(x_new, self.y)
+                    a, b = self.a[rows], self.b[rows]
+                    sy, ss, yy = (self.products[rows].T
+                                  - [np.sum(a * b, 1), np.sum(a * a, 1), np.sum(b * b, 1)])
+                    with np.errstate(invalid="ignore"):
+                        cos = sy / np.sqrt(ss * yy)
+                else:
+                    moved = self.y[rows]
+                    frame.move_rows(x, x_new, moved)
+                    self.ty[rows] = moved
+                    sy, norms = _curvatures(self.s, self.ty, rows)
+                    cos = sy / norms  # with |s| for |P s|: a lower bound
                 with np.errstate(divide="ignore"):
                     self.rho[rows] = 1.0 / sy
                 self.cos[rows] = cos
@@ -232,7 +309,8 @@ class PairMemory:
         return least
 
     def add(self, s, y, sy, cos):
-        """Store the pair (the oldest goes when the memory is full)."""
+        """Store the pair (the oldest goes when the memory is full); ``s`` and ``y`` are
+        tangent at the current point."""
         if not self.frame.flat:
             self.order.append((s, y, 1.0 / sy))
             if len(self.order) > self.memory:
@@ -245,6 +323,9 @@ class PairMemory:
         cs, cy = self._row(s), self._row(y)
         self.s[j], self.y[j], self.ty[j] = cs, cy, cy
         self.rho[j], self.cos[j] = 1.0 / np.vdot(cs, cy), cos
+        self.products[j] = np.vdot(cs, cy), np.vdot(cs, cs), np.vdot(cy, cy)
+        if self._normal is not None:
+            self.a[j] = self.b[j] = 0.0  # tangent here
         self.order.append(j)
 
 

@@ -290,6 +290,47 @@ def _armijo(sigma, gain, gs):
     return sigma
 
 
+def _back_and_forth(a, b, phi, psi, sigma, numItermax, stopThr, duals=None, errs=None,
+                    verbose=False):
+    """The back-and-forth iterations of :func:`wasserstein2_grid` from a given conjugate
+    pair: ``phi`` (paired with ``a``) and ``psi = phi*`` (paired with ``b``) are updated in
+    place; ``a``, ``b`` are densities of mean one. Appends the dual value and the two
+    residuals of every iteration to ``duals`` and ``errs`` when given. Returns
+    ``(dual, sigma, it, converged)``: the final dual value and step, the iterations run and
+    whether the relative change of the dual value reached ``stopThr``."""
+    rho = np.empty_like(a)
+    old = _kernels.dual_value(phi, psi, a, b)
+    start = old
+    it = 0
+    converged = False
+    for it in range(1, numItermax + 1):
+        err = []
+        for (pot, conj, mine, other) in ((phi, psi, a, b), (psi, phi, b, a)):
+            _kernels.pushforward(other, conj, rho, 64)
+            rho -= mine
+            g = _invlap(rho)
+            gs = float(np.mean(g * rho))
+            pot += sigma * g
+            _kernels.legendre_2d(pot, conj)
+            _kernels.legendre_2d(conj, pot)
+            value = _kernels.dual_value(phi, psi, a, b)
+            sigma = _armijo(sigma, value - old, gs)
+            old = value
+            err.append(gs)
+        if duals is not None:
+            duals.append(old)
+            errs.append(err)
+        if not np.isfinite(old):
+            raise FloatingPointError("wasserstein2_grid: the dual value became non-finite")
+        if verbose and (it == 1 or it % 10 == 0):
+            print(f"{it:5d}  dual {old:.8e}  h1_err {err[0]:.3e} {err[1]:.3e}")
+        if abs(old - start) <= stopThr * abs(old):
+            converged = True
+            break
+        start = old
+    return old, sigma, it, converged
+
+
 def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=False,
                       log=False):
     r"""Squared Wasserstein-2 distance between two densities on the same grid, by the
@@ -370,36 +411,9 @@ def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=Fa
     q = _half_sq_norm(a.shape)
     phi = q.copy()
     psi = q.copy()
-    rho = np.empty_like(a)
     duals, errs = [], []
-    old = _kernels.dual_value(phi, psi, a, b)
-    start = old
-    it = 0
-    converged = False
-    for it in range(1, numItermax + 1):
-        err = []
-        for (pot, conj, mine, other) in ((phi, psi, a, b), (psi, phi, b, a)):
-            _kernels.pushforward(other, conj, rho, 64)
-            rho -= mine
-            g = _invlap(rho)
-            gs = float(np.mean(g * rho))
-            pot += sigma * g
-            _kernels.legendre_2d(pot, conj)
-            _kernels.legendre_2d(conj, pot)
-            value = _kernels.dual_value(phi, psi, a, b)
-            sigma = _armijo(sigma, value - old, gs)
-            old = value
-            err.append(gs)
-        duals.append(old)
-        errs.append(err)
-        if not np.isfinite(old):
-            raise FloatingPointError("wasserstein2_grid: the dual value became non-finite")
-        if verbose and (it == 1 or it % 10 == 0):
-            print(f"{it:5d}  dual {old:.8e}  h1_err {err[0]:.3e} {err[1]:.3e}")
-        if abs(old - start) <= stopThr * abs(old):
-            converged = True
-            break
-        start = old
+    old, sigma, it, converged = _back_and_forth(a, b, phi, psi, sigma, numItermax, stopThr,
+                                                duals, errs, verbose)
     w2 = 2.0 * max(old, 0.0)  # W2² >= 0: an early iterate's dual value may be below it
     if not log:
         return w2
