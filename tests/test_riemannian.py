@@ -303,6 +303,19 @@ def test_minimize_default_is_rlbfgs_for_a_plain_problem():
     assert "n_skipped" in res and abs(res.fun + 3.0) <= 1e-12
 
 
+def test_typical_distances_bound_the_trust_radius():
+    expected = {Sphere(5): np.pi, Stiefel(7, 3): np.sqrt(3), Grassmann(6, 2): np.sqrt(2),
+                Orthogonal(4): 2 * np.pi, SPD(3): np.sqrt(6), Euclidean(4): 2.0,
+                FixedRankEmbedded(20, 15, 2): 66.0}
+    for manifold, dist in expected.items():
+        assert manifold.typical_dist == pytest.approx(dist, rel=1e-15), manifold
+    problem = completion()
+    res = rtr(problem, problem.manifold.random_point(0), gtol=1e-9, history=True)
+    delta = res.history["delta"][1:]  # the radius each step used (none at iteration 0)
+    assert delta[0] == problem.manifold.typical_dist / 8
+    assert delta.max() == problem.manifold.typical_dist
+
+
 def test_minimize_default_is_rtr_on_the_fixed_rank_matrices():
     problem = completion()
     x0 = problem.manifold.random_point(0)

@@ -129,6 +129,13 @@ class Manifold:
     def __repr__(self):
         return self._name
 
+    @property
+    def typical_dist(self):
+        """A typical distance between points (Manopt's ``typicaldist``): the largest trust
+        radius of ``rtr`` and the longest step of the Wolfe searches by default;
+        :math:`\\sqrt{\\dim}` unless the manifold says otherwise."""
+        return float(np.sqrt(self.dim))
+
     # -- metric -------------------------------------------------------------------------
 
     def inner_product(self, x, u, v):

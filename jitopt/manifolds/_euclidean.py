@@ -109,6 +109,10 @@ class Sphere(Manifold):
 
     retractions = ("projection", "exp")
 
+    @property
+    def typical_dist(self):
+        return float(np.pi)
+
     def __init__(self, *shape, retraction=None, k=1):
         shape = _shape_from(shape, "Sphere")
         self.k = _check_k(k, "Sphere")

@@ -45,6 +45,10 @@ class FixedRankEmbedded(Manifold):
     (2, True)
     """
 
+    @property
+    def typical_dist(self):
+        return float(self.dim)  # unbounded; as Manopt
+
     def __init__(self, m, n, k):
         m, n = _sizes("FixedRankEmbedded", m, n, ("m", "n"))
         k, _ = _sizes("FixedRankEmbedded", k, 1, ("k", "k"))

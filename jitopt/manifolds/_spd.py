@@ -46,6 +46,10 @@ class SPD(Manifold):
 
     retractions = ("exp", "second_order")
 
+    @property
+    def typical_dist(self):
+        return float(np.sqrt(self.n * (self.n + 1) / 2))
+
     def __init__(self, n, retraction=None, *, k=1):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"SPD needs a positive integer n, got {n!r}")

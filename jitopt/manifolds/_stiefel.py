@@ -69,6 +69,10 @@ _RETRACTIONS = {
 class _Copies(Manifold):
     """What Stiefel, Grassmann and Orthogonal share: ``k`` copies and the point checks."""
 
+    @property
+    def typical_dist(self):
+        return math.sqrt(self.p)
+
     def _setup(self, cls, n, p, k, dim, retraction, name=None):
         self.k = _check_k(cls, k)
         self.n, self.p = n, p
@@ -256,6 +260,10 @@ class Orthogonal(Stiefel):
     """
 
     retractions = ("qr", "polar", "cayley", "exp")
+
+    @property
+    def typical_dist(self):
+        return math.pi * math.sqrt(self.n)
 
     def __init__(self, n, special=False, retraction=None, *, k=1):
         n, _ = _check_sizes("Orthogonal", n, n)

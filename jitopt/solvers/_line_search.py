@@ -6,10 +6,9 @@ import math
 import numpy as np
 
 from .._core.result import NonFiniteOracle
-from ..manifolds import (SPD, Euclidean, FixedRankEmbedded, Grassmann, Manifold, Orthogonal,
-                         Sphere, Stiefel)
+from ..manifolds import Euclidean, Manifold
 
-__all__ = ["backtracking", "armijo", "wolfe", "manifold_line", "typical_dist", "longest_step"]
+__all__ = ["backtracking", "armijo", "wolfe", "manifold_line", "longest_step"]
 
 
 def armijo(reference, slope, sufficient_decrease, allowance=0.0):
@@ -221,24 +220,8 @@ def manifold_line(problem, x, d):
     return phi
 
 
-def typical_dist(M):
-    """The manifold's typical distance (Manopt's ``typicaldist``): the default largest
-    trust radius of rtr."""
-    if isinstance(M, Orthogonal):
-        return math.pi * math.sqrt(M.n)
-    if isinstance(M, (Stiefel, Grassmann)):
-        return math.sqrt(M.p)
-    if isinstance(M, Sphere):
-        return math.pi
-    if isinstance(M, SPD):
-        return math.sqrt(M.n * (M.n + 1) / 2)
-    if isinstance(M, FixedRankEmbedded):
-        return float(M.dim)  # unbounded, as Manopt's fixedrankembeddedfactory
-    return math.sqrt(M.dim)
-
-
 def longest_step(M):
     """The longest step :math:`t\\|d\\|` the Wolfe searches of rcg and rlbfgs try: the
     typical distance (beyond it a retraction saturates on the compact manifolds, and
     the exponential map of SPD overflows), unbounded on Euclidean spaces."""
-    return math.inf if isinstance(M, Euclidean) else typical_dist(M)
+    return math.inf if isinstance(M, Euclidean) else M.typical_dist

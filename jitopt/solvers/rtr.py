@@ -7,7 +7,6 @@ import numpy as np
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
 from ..validation import check_choice, check_int, check_limits, check_real, check_rng
-from ._line_search import typical_dist
 from ._riemannian_kernels import hessian_operator
 
 __all__ = ["rtr", "TCG_STOPS"]
@@ -107,7 +106,7 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
     hess : {"exact", "fd"}, optional
         The Hessian-vector product, see above.
     delta_bar : float, optional
-        Largest trust radius :math:`\bar\Delta`; default the manifold's typical distance
+        Largest trust radius :math:`\bar\Delta`; default ``manifold.typical_dist``
         (:math:`\pi` on the sphere, :math:`\sqrt p` on Stiefel and Grassmann,
         :math:`\pi\sqrt n` on O(n), :math:`\sqrt{n(n+1)/2}` on SPD, the dimension on
         :class:`~jitopt.manifolds.FixedRankEmbedded`, :math:`\sqrt{\dim}` otherwise).
@@ -178,7 +177,7 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
         raise TypeError(f"hess='exact' needs euclidean_to_riemannian_hessian on "
                         f"{problem.manifold!r}; use hess='fd'")
     M = problem.manifold
-    delta_bar = typical_dist(M) if delta_bar is None else check_real(
+    delta_bar = M.typical_dist if delta_bar is None else check_real(
         "delta_bar", delta_bar, low=0.0, low_open=True)
     delta = delta_bar / 8 if delta0 is None else check_real(
         "delta0", delta0, low=0.0, high=delta_bar, low_open=True)
