@@ -122,11 +122,9 @@ class FixedRankEmbedded(Manifold):
     # -- the interface --------------------------------------------------------------------
 
     def projection(self, x, u):
-        # P(Z) = ZVV^T + U((I - VV^T)Z^T U)^T
-        uu, _, vt = self.factors(x)
-        z = np.asarray(u, dtype=float)
-        zv, ztu = z @ vt.T, z.T @ uu
-        return self._assemble(zv, uu, vt, ztu - vt.T @ (vt @ ztu))
+        # P(Z) = ZVV^T + U Vp^T, ZV = Up + UM
+        uu, _, v, mid, up, vp = self._parts(x, np.asarray(u, dtype=float))
+        return self._assemble(up + uu @ mid, uu, v.T, vp)
 
     def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
         # P(H) plus the curvature term (I - UU^T) G Vp S^-1 V^T + U ((I - VV^T) G^T Up S^-1)^T

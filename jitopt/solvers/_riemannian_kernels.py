@@ -217,11 +217,10 @@ class PairMemory:
             self.ty = np.zeros((memory, size)) if moved else self.y
             self.rho = np.zeros(memory)
             self.cos = np.zeros(memory)  # <s, y>/(|s||y|) of each pair
-            # <s, y>, <s, s>, <y, y> as stored, and the normal coordinates of s and y at
-            # the current point (the manifolds with normal coordinates)
-            self.products = np.zeros((memory, 3))
-            self.a = self.b = None
             if normal is not None:
+                # <s, y>, <s, s>, <y, y> as stored, and the normal coordinates of s and y
+                # at the current point
+                self.products = np.zeros((memory, 3))
                 self.a, self.b = np.zeros((memory, normal[1])), np.zeros((memory, normal[1]))
         self.clear()
 
@@ -322,9 +321,10 @@ class PairMemory:
             j = min(set(range(self.memory)) - set(self.order))
         cs, cy = self._row(s), self._row(y)
         self.s[j], self.y[j], self.ty[j] = cs, cy, cy
-        self.rho[j], self.cos[j] = 1.0 / np.vdot(cs, cy), cos
-        self.products[j] = np.vdot(cs, cy), np.vdot(cs, cs), np.vdot(cy, cy)
+        sy = np.vdot(cs, cy)
+        self.rho[j], self.cos[j] = 1.0 / sy, cos
         if self._normal is not None:
+            self.products[j] = sy, np.vdot(cs, cs), np.vdot(cy, cy)
             self.a[j] = self.b[j] = 0.0  # tangent here
         self.order.append(j)
 

@@ -336,6 +336,10 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     def measure(i, nu):
         return residual(i, nu)[0], _kernels.dual_value(psi[i], phi[i], nu, mus[i])
 
+    def measured(nu, dual, res, wgrad):
+        """The objective estimate, the stationarity measure and the barycenter (sum one)."""
+        return 2.0 * float((dual * lam).sum()), max(wgrad, float(res.max())), nu / nu.sum()
+
     def evaluate(nu, step):
         """Per-input step at ``nu``; the weighted potential, duals, residuals, the
         squared Wasserstein gradient norm and the rms displacement in cells."""
@@ -378,9 +382,7 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
             return monitor.fault_result(err, nu / nu.sum())
         nit = 0
         while True:
-            fun = 2.0 * float((dual * lam).sum())
-            stat = max(wgrad, float(res.max()))
-            bary = nu / nu.sum()
+            fun, stat, bary = measured(nu, dual, res, wgrad)
             tau = np.exp(-(nit + 1) / horizon)
             extra = {}
             if history:
@@ -416,9 +418,7 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
             else:
                 nu = polished
                 pbar, dual, res, wgrad, cells = evaluate(nu, measure)
-                fun = 2.0 * float((dual * lam).sum())
-                stat = max(wgrad, float(res.max()))
-                bary = nu / nu.sum()
+                fun, stat, bary = measured(nu, dual, res, wgrad)
                 note = (f"Polished by {polish} fixed-point steps ({polish_iters} "
                         f"back-and-forth iterations per input and step).")
             message = (message or monitor.message(status, fun, stat, nit)) + " " + note
