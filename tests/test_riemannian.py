@@ -8,7 +8,7 @@ import scipy.linalg
 import jitopt
 from jitopt import Status
 from jitopt.manifolds import (SPD, Euclidean, FixedRankEmbedded, Grassmann, Orthogonal, Sphere,
-                              Stiefel)
+                              Stiefel, Symmetric)
 from jitopt.solvers import rcg, rgd, rlbfgs, rtr
 from jitopt.testing import check_hessian
 
@@ -414,7 +414,8 @@ def test_two_loop_in_packed_skew_coordinates_of_so_n():
 
 
 @pytest.mark.parametrize("manifold", [Stiefel(7, 3), Orthogonal(4), Grassmann(6, 2),
-                                      Sphere(5), FixedRankEmbedded(5, 4, 2)],
+                                      Sphere(5), FixedRankEmbedded(5, 4, 2), Euclidean(3, 2),
+                                      Symmetric(3)],
                          ids=repr)
 def test_moved_pairs_give_the_bfgs_direction_of_the_transported_pairs(manifold):
     """On the embedded manifolds no pair is projected (Stiefel, O(n), Grassmann and the
@@ -442,7 +443,7 @@ def test_moved_pairs_give_the_bfgs_direction_of_the_transported_pairs(manifold):
 
 
 @pytest.mark.parametrize("manifold", [Stiefel(7, 3), Orthogonal(4), Grassmann(6, 2),
-                                      Sphere(5)], ids=repr)
+                                      Sphere(5), Euclidean(3, 2)], ids=repr)
 def test_normal_coordinates_give_the_inner_products_of_the_projections(manifold):
     """<Pu, Pv> = <u, v> - <a_u, a_v> with a_w the normal coordinates of w."""
     normal, size = RK.normal_coordinates(manifold)

@@ -7,11 +7,19 @@ import numpy as np
 import scipy.linalg
 from numba import njit
 
-from ..manifolds import SPD, Euclidean, Grassmann, Manifold, Orthogonal, Sphere, Stiefel
+from ..manifolds import SPD, Grassmann, Manifold, Orthogonal, Sphere, Stiefel
 from ..manifolds import _kernels as K
+from ..manifolds._euclidean import _Flat
 from ..manifolds._stiefel import _expm_skew
 
 __all__ = ["Frame", "PairMemory", "lie_line", "hessian_operator"]
+
+
+def _linear(M):
+    """Whether ``M`` is a real linear space with the Frobenius metric (Euclidean, the
+    matrix subspaces): one tangent space everywhere, so pairs need no transport."""
+    return (isinstance(M, _Flat) and type(M).inner_product is Manifold.inner_product
+            and np.dtype(getattr(M, "dtype", float)).kind == "f")
 
 
 def _embedded(M):
@@ -39,7 +47,7 @@ class Frame:
         elif isometric and isinstance(M, SPD):
             self.kind = "spd"
         #: the metric is the Frobenius product of the coordinates
-        self.flat = self.kind is not None or _embedded(M)
+        self.flat = self.kind is not None or _embedded(M) or _linear(M)
         self._chol = (None, None)
 
     def _l(self, x):
@@ -73,12 +81,9 @@ class Frame:
     def move_rows(self, x, y, w):
         """Transport in place the vectors ``w[j]`` (rows, each reshaped to a point's shape)
         from ``x`` to ``y`` (the embedded manifolds without normal coordinates)."""
-        M = self.M
-        if type(M) is Euclidean:
-            return
         stack = w.reshape((w.shape[0],) + y.shape)
         for j in range(w.shape[0]):
-            w[j] = np.reshape(M.transport(x, y, stack[j]), -1)
+            w[j] = np.reshape(self.M.transport(x, y, stack[j]), -1)
 
 
 @njit(cache=True)
@@ -153,7 +158,10 @@ def normal_coordinates(M):
     any :math:`p\times p`, the sphere: a scalar), else None: ``normal(x, w)`` gives the
     coordinates :math:`c_j` (flattened, ``size`` of them) of the normal parts
     :math:`(I - P)w_j = Xc_j` of the rows ``w[j]`` (each a point's shape, flattened), with
-    :math:`\langle Xc, Xc'\rangle = \langle c, c'\rangle`."""
+    :math:`\langle Xc, Xc'\rangle = \langle c, c'\rangle`. On Euclidean space and the
+    matrix subspaces (one tangent space, in which the pairs lie) there are none: size 0."""
+    if _linear(M):  # no normal part
+        return (lambda x, w: np.zeros((w.shape[0], 0))), 0
     if getattr(M, "k", 1) != 1 or not _embedded(M):
         return None
     if type(M) in (Stiefel, Orthogonal, Grassmann):
