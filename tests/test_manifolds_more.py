@@ -254,6 +254,43 @@ def test_fixed_rank_check_point():
         M.from_factors(np.ones((4, 2)), np.ones(2), np.ones((2, 3)))
 
 
+def test_fixed_rank_tangent_chart():
+    """The coordinates (M, Up, Vp) are an isometry of the tangent space: dot products are
+    inner products, tangent(of(z)) is the projection of an ambient z, and the retraction
+    from coordinates is the truncated SVD of x + u (computed here by NumPy)."""
+    rng = np.random.default_rng(4)
+    M = FixedRankEmbedded(9, 7, 3)
+    x = M.random_point(rng)
+    chart = M.tangent_chart(x)
+    u, v = (M.random_tangent_vector(x, rng) for _ in range(2))
+    wu, wv = chart.of(u), chart.of(v)
+    assert wu.shape == ((9 + 7 + 3) * 3,)
+    assert np.isclose(chart.inner(wu, wv), M.inner_product(x, u, v), rtol=1e-12)
+    z = rng.standard_normal((9, 7))
+    np.testing.assert_allclose(chart.tangent(chart.of(z)), M.projection(x, z), atol=1e-12)
+    np.testing.assert_allclose(chart.of(chart.tangent(wu)), wu, atol=1e-12)
+    np.testing.assert_allclose(chart.tangent(chart.gradient(z)),
+                               M.euclidean_to_riemannian_gradient(x, z), atol=1e-12)
+    w_, s, vt = np.linalg.svd(x + 0.3 * u)
+    np.testing.assert_allclose(chart.retraction(0.3 * wu), (w_[:, :3] * s[:3]) @ vt[:3],
+                               atol=1e-12)
+
+
+def test_fixed_rank_points_are_read_only_and_copies_get_their_own_factors():
+    """The points the manifold makes are kept with their factors, so they are read-only;
+    a modified copy is factorised afresh (no stale factors)."""
+    M = FixedRankEmbedded(6, 5, 2)
+    x = M.random_point(rng=0)
+    with pytest.raises(ValueError, match="read-only"):
+        x[0, 0] = 1.0
+    y = np.array(x)
+    y += np.outer(np.arange(6.0), np.ones(5)) * 1e-3  # rank 3: the factors must change
+    u, s, vt = M.factors(y)
+    exact = np.linalg.svd(y, compute_uv=False)
+    np.testing.assert_allclose(s, exact[:2], rtol=1e-12)
+    assert not np.allclose(s, M.factors(x)[1])
+
+
 def test_product_separates():
     """min ||t x - b||² over Sphere(4) x Positive(1, 1): x = b/||b||, t = ||b||."""
     b = np.array([1.0, -2.0, 0.5, 3.0])

@@ -70,6 +70,7 @@ class FixedRankEmbedded(Manifold):
                              f"{(self.k,)} and {(self.k, self.n)}, got {u.shape}, "
                              f"{s.shape} and {vt.shape}")
         x = (u * s) @ vt
+        x.flags.writeable = False  # kept in the cache as it is: read-only
         self._remember(x, u, s, vt)
         return x
 
@@ -87,10 +88,13 @@ class FixedRankEmbedded(Manifold):
     def _cached_factors(self, x):
         """The factors of ``x`` if the cache has them (the entry moves to the front: least
         recently used entries go first)."""
-        for j, entry in enumerate(self._cache):
-            if np.array_equal(entry[0], x):
-                self._cache.insert(0, self._cache.pop(j))
-                return entry[1:]
+        keys = [entry[0] for entry in self._cache]
+        j = next((j for j, key in enumerate(keys) if key is x), None)  # a point made here
+        if j is None:
+            j = next((j for j, key in enumerate(keys) if np.array_equal(key, x)), None)
+        if j is not None:
+            self._cache.insert(0, self._cache.pop(j))
+            return self._cache[0][1:]
         if self._start is not None and np.array_equal(self._start[0], x):
             return self._start[1:]
         return None
@@ -104,49 +108,35 @@ class FixedRankEmbedded(Manifold):
         return y
 
     def _remember(self, x, u, s, vt):
-        self._cache = [(np.array(x, copy=True), u, s, vt)] + self._cache[:3]
+        """Keep the factors of ``x``: a read-only array of its own (made here) as it is,
+        else a copy."""
+        own = not x.flags.writeable and x.base is None
+        key = x if own else np.array(x, copy=True)
+        self._cache = [(key, u, s, vt)] + self._cache[:3]
 
-    def _parts(self, x, z):
-        """(U, s, V, M, Up, Vp) of a tangent vector z at x."""
-        u, s, vt = self.factors(x)
-        v = vt.T
-        zv, ztu = z @ v, z.T @ u
-        mid = u.T @ zv
-        return u, s, v, mid, zv - u @ mid, ztu - v @ mid.T
-
-    @staticmethod
-    def _assemble(left, u, vt, right):
-        """:math:`L V^\top + U R^\top` as one product (one m x n array made)."""
-        return np.hstack((left, u)) @ np.vstack((vt, right.T))
+    def tangent_chart(self, x):
+        r"""Isometric coordinates of the tangent space at ``x = U diag(s) V^T``: the
+        tangent vector :math:`UMV^\top + U_pV^\top + UV_p^\top` as the flat vector
+        :math:`(M, U_p, V_p)`, in which the metric is the dot product (see
+        ``jitopt.manifolds._fixed_rank.TangentChart``; :func:`~jitopt.solvers.rtr` runs its
+        inner solver on them)."""
+        return TangentChart(self, x)
 
     # -- the interface --------------------------------------------------------------------
 
     def projection(self, x, u):
-        # P(Z) = ZVV^T + U Vp^T, ZV = Up + UM
-        uu, _, v, mid, up, vp = self._parts(x, np.asarray(u, dtype=float))
-        return self._assemble(up + uu @ mid, uu, v.T, vp)
+        chart = TangentChart(self, x)
+        return chart.tangent(chart.of(np.asarray(u, dtype=float)))
 
     def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
-        # P(H) plus the curvature term (I - UU^T) G Vp S^-1 V^T + U ((I - VV^T) G^T Up S^-1)^T
-        uu, s, v, _, up, vp = self._parts(x, np.asarray(u, dtype=float))
-        h = np.asarray(ehess, dtype=float)
-        gvp = (egrad @ vp) / s
-        left = h @ v + gvp - uu @ (uu.T @ gvp)
-        right = h.T @ uu + (egrad.T @ up) / s
-        return self._assemble(left, uu, v.T, right - v @ (v.T @ right))
+        chart = TangentChart(self, x)
+        w = chart.of(np.asarray(u, dtype=float))
+        return chart.tangent(chart.hessian_of(np.asarray(egrad, dtype=float),
+                                              np.asarray(ehess, dtype=float), w))
 
     def retraction(self, x, u):
-        uu, s, v, mid, up, vp = self._parts(x, np.asarray(u, dtype=float))
-        k = self.k
-        qu, ru = np.linalg.qr(np.hstack([uu, up]))
-        qv, rv = np.linalg.qr(np.hstack([v, vp]))
-        core = np.zeros((2 * k, 2 * k))
-        core[:k, :k] = np.diag(s) + mid
-        core[:k, k:] = core[k:, :k] = np.eye(k)
-        w, sig, zt = np.linalg.svd(ru @ core @ rv.T)
-        if not sig[k - 1] > 0.0:
-            raise ValueError("the retraction step dropped the rank below k")
-        return self.from_factors(qu @ w[:, :k], sig[:k], (qv @ zt.T[:, :k]).T)
+        chart = TangentChart(self, x)
+        return chart.retraction(chart.of(np.asarray(u, dtype=float)))
 
     def random_point(self, rng=None):
         rng = np.random.default_rng(rng)
@@ -170,3 +160,118 @@ class FixedRankEmbedded(Manifold):
             return (f"rank above {self.k}: singular value {self.k + 1} is {s[self.k]:.3e} "
                     f"> atol = {atol:g} (relative)")
         return ""
+
+
+class TangentChart:
+    r"""Isometric coordinates of the tangent space of :class:`FixedRankEmbedded` at
+    :math:`X = U\,\mathrm{diag}(s)\,V^\top`.
+
+    The tangent vector :math:`UMV^\top + U_pV^\top + UV_p^\top` (:math:`U^\top U_p = 0`,
+    :math:`V^\top V_p = 0`) has the coordinates :math:`w = (M, U_p, V_p)`, flattened:
+    :math:`(m + n + k)k` numbers instead of :math:`mn`. The three parts are orthogonal in
+    the Frobenius product, so the metric is the dot product of the coordinates, and the
+    inner solver of :func:`~jitopt.solvers.rtr` runs on them. The coordinates of the
+    projection of an ambient :math:`Z` need :math:`ZV` and :math:`Z^\top U` only; the
+    Riemannian Hessian, in coordinates, is
+
+    .. math::
+
+        M_H = U^\top H V, \quad U_{p,H} = (I - UU^\top)(HV + GV_pS^{-1}), \quad
+        V_{p,H} = (I - VV^\top)(H^\top U + G^\top U_pS^{-1})
+
+    for the Euclidean gradient :math:`G` and Hessian product :math:`H` (the curvature
+    terms of Vandereycken 2013, Prop. 2.3), and the retraction needs no :math:`m\times n`
+    product but the point it returns.
+
+    Parameters
+    ----------
+    manifold : FixedRankEmbedded
+    x : numpy.ndarray
+        A point of ``manifold``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.manifolds import FixedRankEmbedded
+    >>> M = FixedRankEmbedded(6, 5, 2)
+    >>> x = M.random_point(rng=0)
+    >>> chart = M.tangent_chart(x)
+    >>> u, v = M.random_tangent_vector(x, rng=1), M.random_tangent_vector(x, rng=2)
+    >>> wu, wv = chart.of(u), chart.of(v)
+    >>> wu.size, bool(np.isclose(wu @ wv, M.inner_product(x, u, v)))
+    (26, True)
+    >>> bool(np.allclose(chart.tangent(wu), u))
+    True
+    """
+
+    def __init__(self, manifold, x):
+        self.manifold, self.x = manifold, x
+        self.u, self.s, self.vt = manifold.factors(x)
+        self.v = np.ascontiguousarray(self.vt.T)
+        k, m = manifold.k, manifold.m
+        self._cut = (k * k, k * k + m * k)
+        self.size = (manifold.m + manifold.n + k) * k
+
+    def _split(self, w):
+        k, (a, b) = self.manifold.k, self._cut
+        return w[:a].reshape(k, k), w[a:b].reshape(-1, k), w[b:].reshape(-1, k)
+
+    @staticmethod
+    def _join(mid, up, vp):
+        return np.concatenate((mid.ravel(), up.ravel(), vp.ravel()))
+
+    def inner(self, w1, w2):
+        """The metric: the dot product of the coordinates."""
+        return float(np.dot(w1, w2))
+
+    def zero(self):
+        """The coordinates of the zero vector."""
+        return np.zeros(self.size)
+
+    def of(self, z):
+        """The coordinates of the projection of the ambient ``z`` onto the tangent space
+        (those of ``z`` itself when it is tangent)."""
+        zv, utz = z @ self.v, self.u.T @ z
+        mid = self.u.T @ zv
+        return self._join(mid, zv - self.u @ mid, utz.T - self.v @ mid.T)
+
+    def tangent(self, w):
+        r"""The tangent vector (an :math:`m\times n` array) of the coordinates ``w``, as
+        one product :math:`[U_p + UM, U][V, V_p]^\top`."""
+        mid, up, vp = self._split(w)
+        return np.hstack((up + self.u @ mid, self.u)) @ np.vstack((self.vt, vp.T))
+
+    def hessian_of(self, egrad, h, w):
+        """The coordinates of the Riemannian Hessian applied to the tangent vector of
+        coordinates ``w``, from the Euclidean gradient and ``h``, the Euclidean Hessian
+        applied to it."""
+        _, up, vp = self._split(w)
+        u, v, s = self.u, self.v, self.s
+        hv = h @ v
+        left = hv + (egrad @ vp) / s
+        right_t = u.T @ h + (up.T @ egrad) / s[:, None]
+        return self._join(u.T @ hv, left - u @ (u.T @ left), right_t.T - v @ (right_t @ v).T)
+
+    def gradient(self, egrad):
+        """The coordinates of the Riemannian gradient (the projection of ``egrad``)."""
+        return self.of(egrad)
+
+    def hessian(self, egrad, ehess):
+        """``w ->`` the coordinates of the Riemannian Hessian applied to the tangent vector
+        of coordinates ``w``, for ``ehess(x, z)``, the Euclidean Hessian product."""
+        return lambda w: self.hessian_of(egrad, ehess(self.x, self.tangent(w)), w)
+
+    def reproject(self, w):
+        """``w`` (coordinates do not leave the tangent space)."""
+        return w
+
+    def retraction(self, w):
+        r"""The metric retraction of :class:`FixedRankEmbedded` from ``x`` along the tangent
+        vector of coordinates ``w``: the rank-``k`` truncated SVD of :math:`X + Z`, from
+        the QR factors of :math:`[U, U_p]`, :math:`[V, V_p]` and a :math:`2k\times 2k`
+        core."""
+        mid, up, vp = self._split(w)
+        u, s, vt = K.fixed_rank_retraction(self.u, self.s, self.v, mid, up, vp)
+        if not s[-1] > 0.0:
+            raise ValueError("the retraction step dropped the rank below k")
+        return self.manifold.from_factors(u, s, vt)

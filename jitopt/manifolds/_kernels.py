@@ -291,3 +291,27 @@ def lyap_sym(s, c):
             d = w[i] + w[j]
             ct[i, j] = ct[i, j] / d if d > cut else 0.0
     return q @ ct @ q.T
+
+
+# -- fixed-rank matrices ---------------------------------------------------------------
+
+
+@njit(cache=True)
+def fixed_rank_retraction(u, s, v, mid, up, vp):
+    """The thin SVD factors ``(u, s, vt)`` of the rank-k truncation of
+    U diag(s) Vᵀ + U M Vᵀ + Up Vᵀ + U Vpᵀ, from the QR factors of [U, Up] and [V, Vp]
+    and the SVD of the 2k x 2k core R_u [[diag(s) + M, I], [I, 0]] R_vᵀ."""
+    k = s.shape[0]
+    qu, ru = np.linalg.qr(np.hstack((u, up)))
+    qv, rv = np.linalg.qr(np.hstack((v, vp)))
+    core = np.zeros((2 * k, 2 * k))
+    for i in range(k):
+        for j in range(k):
+            core[i, j] = mid[i, j]
+        core[i, i] += s[i]
+        core[i, k + i] = 1.0
+        core[k + i, i] = 1.0
+    w, sig, zt = np.linalg.svd(ru @ core @ np.ascontiguousarray(rv.T))
+    left = np.ascontiguousarray(qu) @ np.ascontiguousarray(w[:, :k])
+    right = np.ascontiguousarray(zt[:k]) @ np.ascontiguousarray(qv.T)
+    return left, sig[:k].copy(), right

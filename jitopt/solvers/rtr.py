@@ -20,19 +20,57 @@ _REPROJECT = 10  # inner iterations between projections of the tCG direction
 _KEEP_BYTES = 2 ** 28  # memory for the tCG products kept for reuse after a rejection
 
 
-def _tcg(M, x, g, gnorm, hess, delta, kappa, theta, mininner, maxinner):
+class _Ambient:
+    """The tangent space at ``x`` in the manifold's own vectors, with the interface of
+    :meth:`FixedRankEmbedded.tangent_chart <jitopt.manifolds.FixedRankEmbedded.tangent_chart>`
+    (whose coordinates the inner solver uses where the manifold has them)."""
+
+    def __init__(self, M, x):
+        self.M, self.x = M, x
+
+    def inner(self, u, v):
+        return self.M.inner_product(self.x, u, v)
+
+    def zero(self):
+        return self.M.zero_vector(self.x)
+
+    def of(self, u):
+        return u
+
+    def gradient(self, egrad):
+        return self.M.euclidean_to_riemannian_gradient(self.x, egrad)
+
+    def hessian(self, egrad, ehess):
+        return hessian_operator(self.M, self.x, egrad, ehess)
+
+    def reproject(self, u):
+        return self.M.projection(self.x, u)
+
+    def retraction(self, u):
+        return self.M.retraction(self.x, u)
+
+
+def tangent_chart(M, x):
+    """The coordinates rtr works in at ``x``: the manifold's chart where it has one
+    (:class:`~jitopt.manifolds.FixedRankEmbedded`), else the ambient vectors."""
+    return M.tangent_chart(x) if hasattr(M, "tangent_chart") else _Ambient(M, x)
+
+
+def _tcg(chart, g, gnorm, hess, delta, kappa, theta, mininner, maxinner):
     """Steihaug-Toint truncated CG on the model ``<g, e> + <e, H e>/2`` in the ball of
-    radius ``delta``: ``(eta, H eta, stop reason, inner iterations)``. ``hess(j, u)`` is
-    the product with the ``j``-th direction ``u`` (from 0)."""
-    eta = M.zero_vector(x)
-    h_eta = M.zero_vector(x)
+    radius ``delta``, in the coordinates of ``chart``: ``(eta, H eta, stop reason, inner
+    iterations)``. ``hess(j, u)`` is the product with the ``j``-th direction ``u`` (from
+    0)."""
+    inner = chart.inner
+    eta = chart.zero()
+    h_eta = chart.zero()
     r = g
     rr = gnorm * gnorm
     delta_dir = -g
     ee, ed, dd, model = 0.0, 0.0, rr, 0.0
     for j in range(1, maxinner + 1):
         h_dir = hess(j - 1, delta_dir)
-        kap = M.inner_product(x, delta_dir, h_dir)
+        kap = inner(delta_dir, h_dir)
         alpha = rr / kap if kap != 0 else math.inf
         ee_new = ee + 2.0 * alpha * ed + alpha * alpha * dd
         if kap <= 0.0 or ee_new >= delta * delta:
@@ -41,18 +79,18 @@ def _tcg(M, x, g, gnorm, hess, delta, kappa, theta, mininner, maxinner):
                     "negative_curvature" if kap <= 0.0 else "boundary", j)
         eta_new = eta + alpha * delta_dir
         h_new = h_eta + alpha * h_dir
-        model_new = M.inner_product(x, eta_new, g) + 0.5 * M.inner_product(x, eta_new, h_new)
+        model_new = inner(eta_new, g) + 0.5 * inner(eta_new, h_new)
         if model_new >= model:
             return eta, h_eta, "model_increased", j
         eta, h_eta, model, ee = eta_new, h_new, model_new, ee_new
         r = r + alpha * h_dir
-        rr_new = M.inner_product(x, r, r)
+        rr_new = inner(r, r)
         if j >= mininner and math.sqrt(rr_new) <= gnorm * min(gnorm ** theta, kappa):
             return eta, h_eta, ("linear" if kappa < gnorm ** theta else "superlinear"), j
         beta = rr_new / rr
         delta_dir = -r + beta * delta_dir
         if j % _REPROJECT == 0:  # tangent to rounding; project now and then against drift
-            delta_dir = M.projection(x, delta_dir)
+            delta_dir = chart.reproject(delta_dir)
         ed = beta * (ed + alpha * dd)
         dd = rr_new + beta * beta * dd
         rr = rr_new
@@ -195,8 +233,9 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
                       extra=("delta", "rho", "inner", "accepted"), gtol=gtol,
                       f_target=f_target, maxiter=maxiter, max_time=max_time, min_step=0.0)
     f, eg = problem.cost_and_egrad(x)
-    g = M.euclidean_to_riemannian_gradient(x, eg)
-    gnorm = M.norm(x, g)
+    chart = tangent_chart(M, x)
+    g = chart.gradient(eg)
+    gnorm = math.sqrt(chart.inner(g, g))
     nit = ninner = n_rejected = 0
     stops = dict.fromkeys(TCG_STOPS, 0)
 
@@ -206,35 +245,36 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
 
     fused = problem.has_cost_and_egrad
     # products kept for reuse after a rejection: at most _KEEP_BYTES of them
-    keep = max(1, _KEEP_BYTES // (16 * max(int(np.prod(M.shape)), 1)))
+    keep = max(1, _KEEP_BYTES // (16 * max(int(np.size(g)), 1)))
 
-    def hessian_at(x, eg, g):
-        """The Hessian-vector product at ``x``, remembering its values along the tCG path:
-        after a rejected step tCG runs again from the same point with a smaller radius,
-        takes the same directions, and reuses them (no new oracle call)."""
+    def hessian_at(chart, eg, g):
+        """The Hessian-vector product at the chart's point, remembering its values along
+        the tCG path: after a rejected step tCG runs again from the same point with a
+        smaller radius, takes the same directions, and reuses them (no new oracle
+        call)."""
         if hess == "exact":
-            product = hessian_operator(M, x, eg, problem.ehess)
+            product = chart.hessian(eg, problem.ehess)
         else:
-            def product(u):
-                un = M.norm(x, u)
-                if un < _EPS:
-                    return M.zero_vector(x)
-                c = fd_step / un
-                y = M.retraction(x, c * u)
+            def product(w):
+                wn = math.sqrt(chart.inner(w, w))
+                if wn < _EPS:
+                    return chart.zero()
+                c = fd_step / wn
+                y = chart.retraction(c * w)
                 problem.counts.nhev += 1
-                return (M.transport(y, x, problem.rgrad(y)) - g) / c
+                return (chart.of(M.transport(y, chart.x, problem.rgrad(y))) - g) / c
         path = []
 
-        def hessian(j, u):
+        def hessian(j, w):
             if j < len(path):
                 return path[j]
-            hu = product(u)
+            hw = product(w)
             if len(path) < keep:
-                path.append(hu)
-            return hu
+                path.append(hw)
+            return hw
         return hessian
 
-    hessian = hessian_at(x, eg, g)
+    hessian = hessian_at(chart, eg, g)
     if monitor.iteration(0, x, f, gnorm):
         return stop(Status.CALLBACK)
     while True:
@@ -244,16 +284,16 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
         if delta < _EPS * delta_bar:
             return stop(Status.SMALL_STEP)
 
-        eta, h_eta, why, inner = _tcg(M, x, g, gnorm, hessian, delta, kappa, theta,
+        eta, h_eta, why, inner = _tcg(chart, g, gnorm, hessian, delta, kappa, theta,
                                       mininner, maxinner)
         ninner += inner
         stops[why] += 1
-        x_new = M.retraction(x, eta)
+        x_new = chart.retraction(eta)
         # with a fused oracle the gradient comes with the cost at no extra work
         f_new, eg_new = problem.cost_and_egrad(x_new) if fused else (problem.cost(x_new),
                                                                      None)
         reg = max(1.0, abs(f)) * _EPS * rho_regularization
-        den = -M.inner_product(x, g, eta) - 0.5 * M.inner_product(x, eta, h_eta) + reg
+        den = -chart.inner(g, eta) - 0.5 * chart.inner(eta, h_eta) + reg
         rho = (f - f_new + reg) / den if den != 0 else math.nan
         accepted = den >= 0 and rho > rho_prime
         used = delta
@@ -264,9 +304,10 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
         if accepted:
             x, f = x_new, f_new
             eg = eg_new if fused else problem.egrad(x)
-            g = M.euclidean_to_riemannian_gradient(x, eg)
-            gnorm = M.norm(x, g)
-            hessian = hessian_at(x, eg, g)
+            chart = tangent_chart(M, x)
+            g = chart.gradient(eg)
+            gnorm = math.sqrt(chart.inner(g, g))
+            hessian = hessian_at(chart, eg, g)
         else:
             n_rejected += 1
         nit += 1
