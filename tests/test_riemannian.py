@@ -384,7 +384,7 @@ def test_two_loop_matches_the_explicit_bfgs_matrix(memory):
     for _ in range(7):  # more pairs than the memory: the oldest are dropped in turn
         s = rng.standard_normal(12)
         y = hess @ s
-        pairs.add(s.reshape(6, 2), y.reshape(6, 2), s @ y, 1.0)
+        assert pairs.add(None, s.reshape(6, 2), y.reshape(6, 2)) is not None
         stored = (stored + [(s, y)])[-memory:]
     g = rng.standard_normal((6, 2))
     expected = -bfgs_inverse(stored, 0.3, 12) @ g.reshape(-1)
@@ -404,7 +404,7 @@ def test_two_loop_in_packed_skew_coordinates_of_so_n():
     for _ in range(4):
         s = skew(rng.standard_normal((n, n)))
         y = s + 0.1 * skew(rng.standard_normal((n, n)))
-        pairs.add(s, y, float(np.vdot(s, y)), 1.0)
+        assert pairs.add(None, s, y) is not None
         stored.append((s.reshape(-1), y.reshape(-1)))
     g = skew(rng.standard_normal((n, n)))
     expected = -bfgs_inverse(stored, 0.7, n * n) @ g.reshape(-1)
@@ -429,7 +429,7 @@ def test_moved_pairs_give_the_bfgs_direction_of_the_transported_pairs(manifold):
     for _ in range(3):
         s = manifold.random_tangent_vector(x, rng)
         t = s + 0.2 * manifold.random_tangent_vector(x, rng)
-        pairs.add(s, t, float(np.vdot(s, t)), 1.0)
+        assert pairs.add(x, s, t) is not None
         moved.append((manifold.transport(x, y, s).reshape(-1),
                       manifold.transport(x, y, t).reshape(-1)))
     least = pairs.move(x, y)

@@ -200,7 +200,8 @@ class PairMemory:
     they were stored and are used as :math:`(Ps_j, Py_j)`: where the normal space is
     :math:`\{Xc\}` for small :math:`c` (Stiefel, Grassmann, the sphere; see
     :func:`normal_coordinates`) through the normal coordinates of each pair at the current
-    point, with no pair projected; elsewhere :math:`P y_j` is formed at each point, and the
+    point, with no pair projected (a new pair is :math:`(t d, g_{k+1} - g_k)` as it is,
+    see :meth:`new_pair`); elsewhere :math:`P y_j` is formed at each point, and the
     :math:`s_j` meet tangent vectors only, in inner products (:math:`\langle P s,
     q\rangle = \langle s, q\rangle`), and in the direction, which is projected once at
     the end.
@@ -315,26 +316,54 @@ class PairMemory:
         self.order = kept
         return least
 
-    def add(self, s, y, sy, cos):
-        """Store the pair (the oldest goes when the memory is full); ``s`` and ``y`` are
-        tangent at the current point."""
+    def new_pair(self, x, x_new, step, g, g_new):
+        """The pair ``(s, y)`` of a step from ``x`` to ``x_new`` (``step`` and ``g`` tangent
+        at ``x``, ``g_new`` at ``x_new``, in the frame's coordinates): moved to ``x_new``,
+        or, with normal coordinates, as they are (used as :math:`(Ps, Py)`)."""
+        if self._normal is not None:
+            return step, g_new - g
+        move = self.frame.move
+        return move(x, x_new, step), g_new - move(x, x_new, g)
+
+    def add(self, x, s, y, cautious=0.0):
+        r"""Store the pair ``(s, y)`` given at ``x`` (tangent there; with normal
+        coordinates, the vectors of :meth:`new_pair`, used as :math:`(Ps, Py)`) if
+        :math:`\langle s, y\rangle > 0` and :math:`\langle s, y\rangle/\langle s,
+        s\rangle \ge` ``cautious``; the oldest pair goes when the memory is full. Returns
+        :math:`(\langle s, y\rangle, \langle y, y\rangle, \cos)` of the pair stored, or
+        None."""
+        if self._normal is not None:  # as tangent vectors at x: less the normal parts
+            cs, cy = self._row(s), self._row(y)
+            a, b = self._normal(x, cs[None])[0], self._normal(x, cy[None])[0]
+            sy, ss, yy = np.vdot(cs, cy), np.vdot(cs, cs), np.vdot(cy, cy)
+            products = sy, ss, yy
+            sy, ss, yy = sy - a @ b, ss - a @ a, yy - b @ b
+        else:
+            inner = self.frame.inner
+            sy, ss, yy = inner(x, s, y), inner(x, s, s), inner(x, y, y)
+        if not (ss > 0 and sy > 0 and sy / ss >= cautious):
+            return None
+        cos = sy / np.sqrt(ss * yy)
         if not self.frame.flat:
             self.order.append((s, y, 1.0 / sy))
             if len(self.order) > self.memory:
                 self.order.pop(0)
-            return
+            return sy, yy, cos
         if len(self.order) == self.memory:
             j = self.order.pop(0)
         else:
             j = min(set(range(self.memory)) - set(self.order))
         cs, cy = self._row(s), self._row(y)
         self.s[j], self.y[j], self.ty[j] = cs, cy, cy
-        sy = np.vdot(cs, cy)
-        self.rho[j], self.cos[j] = 1.0 / sy, cos
+        self.cos[j] = cos
         if self._normal is not None:
-            self.products[j] = sy, np.vdot(cs, cs), np.vdot(cy, cy)
-            self.a[j] = self.b[j] = 0.0  # tangent here
+            self.rho[j] = 1.0 / sy
+            self.products[j] = products
+            self.a[j], self.b[j] = a, b
+        else:  # the rows' own product (half the inner product in packed skew rows)
+            self.rho[j] = 1.0 / np.vdot(cs, cy)
         self.order.append(j)
+        return sy, yy, cos
 
 
 @njit(cache=True)

@@ -181,19 +181,16 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
             g_new = None
         else:
             f_new, _, x_new, eg, g_new = out
-            s = frame.move(x, x_new, t * dw)
             gw_new = frame.to(x_new, g_new)
-            y = gw_new - frame.move(x, x_new, gw)
+            s, y = pairs.new_pair(x, x_new, t * dw, gw, gw_new)
         least = pairs.move(x, x_new)
-        sy, ss = frame.inner(x_new, s, y), frame.inner(x_new, s, s)
-        yy = frame.inner(x_new, y, y)
-        if ss > 0 and sy / ss >= cautious * gnorm and sy > 0:
-            cos = sy / np.sqrt(ss * yy)
-            pairs.add(s, y, sy, cos)
+        kept = pairs.add(x_new, s, y, cautious * gnorm)
+        if kept is None:
+            n_skipped += 1
+        else:
+            sy, yy, cos = kept
             least = min(least, cos)
             gamma = sy / yy
-        else:
-            n_skipped += 1
         x, f, g, gw = x_new, f_new, g_new, gw_new
         gnorm = float(np.linalg.norm(gw)) if lie else M.norm(x, g)
         nit += 1
