@@ -223,6 +223,18 @@ def test_polish_zero_is_the_unpolished_run():
     assert np.abs(polished.x - plain.x).max() > 1e-6
 
 
+def test_pot_interface_passes_the_polish_on():
+    """wdha_barycenter is wdha's x, polished by default and not with polish=0."""
+    A, _ = _squares()
+    for polish in (None, 0, 1):
+        kwargs = {} if polish is None else {"polish": polish}
+        expected = wdha(BarycenterProblem(A), **kwargs).x
+        np.testing.assert_array_equal(wdha_barycenter(A, **kwargs), expected)
+    assert np.abs(wdha_barycenter(A, polish=0) - wdha_barycenter(A)).max() > 1e-6
+    with pytest.raises(ValueError, match="polish"):
+        wdha_barycenter(A, variant="paper", polish=2)
+
+
 def test_polish_keeps_the_centre_of_mass_and_gets_closer_to_the_square():
     A, truth = _squares()
     plain = wdha(BarycenterProblem(A), polish=0)

@@ -156,10 +156,12 @@ def normal_coordinates(M):
     r"""``(normal, size)`` for the manifolds of one copy whose normal space at ``x`` is
     :math:`\{Xc\}` for small :math:`c` (Stiefel and O(n): :math:`c` symmetric, Grassmann:
     any :math:`p\times p`, the sphere: a scalar), else None: ``normal(x, w)`` gives the
-    coordinates :math:`c_j` (flattened, ``size`` of them) of the normal parts
-    :math:`(I - P)w_j = Xc_j` of the rows ``w[j]`` (each a point's shape, flattened), with
-    :math:`\langle Xc, Xc'\rangle = \langle c, c'\rangle`. On Euclidean space and the
-    matrix subspaces (one tangent space, in which the pairs lie) there are none: size 0."""
+    coordinates :math:`c_j` (flattened, ``size`` of them; on Grassmann their transposes,
+    which have the same inner products) of the normal parts :math:`(I - P)w_j = Xc_j` of
+    the rows ``w[j]``, with :math:`\langle Xc, Xc'\rangle = \langle c, c'\rangle`. A row is the transpose of an :math:`n\times p` matrix,
+    flattened (:func:`transposed_row`), so that the :math:`w_j^\top X` of all rows are one
+    matrix product. On Euclidean space and the matrix subspaces (one tangent space, in
+    which the pairs lie) there are none: size 0."""
     if _linear(M):  # no normal part
         return (lambda x, w: np.zeros((w.shape[0], 0))), 0
     if getattr(M, "k", 1) != 1 or not _embedded(M):
@@ -168,14 +170,21 @@ def normal_coordinates(M):
         symmetric = type(M) is not Grassmann
 
         def normal(x, w):
-            c = x.T @ w.reshape((w.shape[0],) + x.shape)
-            if symmetric:
-                c = 0.5 * (c + np.swapaxes(c, 1, 2))
+            n, p = x.shape
+            # the (X^T w_j)^T, whose inner products are those of the X^T w_j
+            ct = (w.reshape(-1, n) @ x).reshape(w.shape[0], p, p)
+            c = 0.5 * (ct + np.swapaxes(ct, 1, 2)) if symmetric else ct
             return c.reshape(w.shape[0], -1)
         return normal, M.shape[1] ** 2
     if type(M) is Sphere and len(M.shape) == 1:
         return (lambda x, w: (w @ x).reshape(-1, 1)), 1
     return None
+
+
+def transposed_row(v):
+    """The row of the array ``v`` for :func:`normal_coordinates`: its transpose, flattened
+    (a vector as it is)."""
+    return np.ascontiguousarray(np.transpose(v), dtype=float).reshape(-1)
 
 
 @njit(cache=True)
@@ -211,6 +220,7 @@ class PairMemory:
         self.frame, self.memory, self.shape = frame, memory, tuple(shape)
         normal = normal_coordinates(frame.M) if frame.kind is None else None
         self._normal = None if normal is None else normal[0]
+        self._transposed = normal is not None and normal[1] > 0  # rows: transposes
         if frame.flat:
             size = int(np.prod(self.shape))
             if frame.kind == "orthogonal":
@@ -242,6 +252,8 @@ class PairMemory:
     def _row(self, v):
         if self.frame.kind == "orthogonal":
             return v[self._upper]
+        if self._transposed:
+            return transposed_row(v)
         return np.ascontiguousarray(v, dtype=float).reshape(-1)
 
     def _vector(self, row):
@@ -249,6 +261,8 @@ class PairMemory:
             z = np.zeros(self.shape)
             z[self._upper] = row
             return z - z.T
+        if self._transposed:
+            return row.reshape(self.shape[::-1]).T
         return row.reshape(self.shape)
 
     def direction(self, x, g, gamma):

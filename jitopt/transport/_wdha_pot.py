@@ -40,7 +40,7 @@ class _Progress:
 
 def wdha_barycenter(A, weights=None, numItermax=None, stopThr=1e-12, verbose=False, log=False,
                     variant="sharp", order="gauss-seidel", sigma0=0.05, n_jobs=None,
-                    max_subsamples=16):
+                    max_subsamples=16, polish=None, polish_iters=10):
     r"""Exact Wasserstein-2 barycenter of densities on a 2-D grid, with POT's interface.
 
     A thin wrapper over :func:`wdha` with the argument names of POT's barycenters:
@@ -65,8 +65,9 @@ def wdha_barycenter(A, weights=None, numItermax=None, stopThr=1e-12, verbose=Fal
         Show a progress bar with the objective estimate and the stationarity.
     log : bool, default False
         Also return a dict of diagnostics.
-    variant, order, sigma0, n_jobs, max_subsamples
-        As in :func:`wdha`.
+    variant, order, sigma0, n_jobs, max_subsamples, polish, polish_iters
+        As in :func:`wdha` (by default the final polish of the ``"sharp"`` variant: 3
+        fixed-point steps; ``polish=0`` returns the loop's last iterate).
 
     Returns
     -------
@@ -108,7 +109,8 @@ def wdha_barycenter(A, weights=None, numItermax=None, stopThr=1e-12, verbose=Fal
     stopThr = check_real("stopThr", stopThr, low=0.0)
     bar = _Progress(T) if verbose else None
     res = wdha(problem, variant=variant, maxiter=T, tol=stopThr, order=order, sigma0=sigma0,
-               n_jobs=n_jobs, max_subsamples=max_subsamples, history=True, callback=bar)
+               n_jobs=n_jobs, max_subsamples=max_subsamples, polish=polish,
+               polish_iters=polish_iters, history=True, callback=bar)
     if bar:
         bar.update(res.nit, res.fun, res.stationarity, final=True)
     if not res.success:
