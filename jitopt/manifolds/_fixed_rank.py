@@ -24,8 +24,12 @@ class FixedRankEmbedded(Manifold):
     projection, the rank-:math:`k` truncated SVD of :math:`X + Z`, computed in
     :math:`O((m+n)k^2)` from the QR factors of :math:`[U, U_p]` and :math:`[V, V_p]` and
     the SVD of a :math:`2k\times 2k` core (second order, Absil & Malick 2012); the
-    transport projects. No ``exp``/``log`` (no closed form). :meth:`factors` and
-    :meth:`from_factors` convert from and to pymanopt's triple ``(u, s, vt)``.
+    transport projects. The points the manifold makes (random points, retractions,
+    :meth:`from_factors`) are read-only: they are kept with their factors as they are, and
+    found again by identity. :meth:`tangent_chart` gives the isometric coordinates
+    :math:`(M, U_p, V_p)` of a tangent space, in which :func:`~jitopt.solvers.rtr` works.
+    No ``exp``/``log`` (no closed form). :meth:`factors` and :meth:`from_factors` convert
+    from and to pymanopt's triple ``(u, s, vt)``.
 
     Parameters
     ----------
@@ -63,7 +67,8 @@ class FixedRankEmbedded(Manifold):
     # -- factors ------------------------------------------------------------------------
 
     def from_factors(self, u, s, vt):
-        """The matrix :math:`U\\,\\mathrm{diag}(s)\\,V^\\top` (its factors are kept)."""
+        """The matrix :math:`U\\,\\mathrm{diag}(s)\\,V^\\top`, read-only (it is kept with its
+        factors)."""
         u, s, vt = (np.array(a, dtype=float) for a in (u, s, vt))
         if u.shape != (self.m, self.k) or s.shape != (self.k,) or vt.shape != (self.k, self.n):
             raise ValueError(f"factors of {self} must have shapes {(self.m, self.k)}, "
@@ -115,11 +120,30 @@ class FixedRankEmbedded(Manifold):
         self._cache = [(key, u, s, vt)] + self._cache[:3]
 
     def tangent_chart(self, x):
-        r"""Isometric coordinates of the tangent space at ``x = U diag(s) V^T``: the
-        tangent vector :math:`UMV^\top + U_pV^\top + UV_p^\top` as the flat vector
-        :math:`(M, U_p, V_p)`, in which the metric is the dot product (see
-        ``jitopt.manifolds._fixed_rank.TangentChart``; :func:`~jitopt.solvers.rtr` runs its
-        inner solver on them)."""
+        r"""Isometric coordinates of the tangent space at ``x``
+        :math:`= U\mathrm{diag}(s)V^\top`: the tangent vector :math:`UMV^\top + U_pV^\top +
+        UV_p^\top` is the flat vector :math:`(M, U_p, V_p)` of :math:`(m+n+k)k` numbers, in
+        which the metric is the dot product. The chart's ``of(z)`` gives the coordinates of
+        the projection of an ambient ``z``, ``tangent(w)`` the :math:`m\times n` tangent
+        vector of ``w``, ``hessian_of(egrad, h, w)`` the coordinates of the Riemannian
+        Hessian from the Euclidean gradient and Hessian product, and ``retraction(w)`` the
+        retraction along ``w``; :func:`~jitopt.solvers.rtr` runs its inner solver on these
+        coordinates.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from jitopt.manifolds import FixedRankEmbedded
+        >>> M = FixedRankEmbedded(6, 5, 2)
+        >>> x = M.random_point(rng=0)
+        >>> chart = M.tangent_chart(x)
+        >>> u, v = M.random_tangent_vector(x, rng=1), M.random_tangent_vector(x, rng=2)
+        >>> wu, wv = chart.of(u), chart.of(v)
+        >>> wu.size, bool(np.isclose(wu @ wv, M.inner_product(x, u, v)))
+        (26, True)
+        >>> bool(np.allclose(chart.tangent(wu), u))
+        True
+        """
         return TangentChart(self, x)
 
     # -- the interface --------------------------------------------------------------------
@@ -179,8 +203,8 @@ class TangentChart:
         M_H = U^\top H V, \quad U_{p,H} = (I - UU^\top)(HV + GV_pS^{-1}), \quad
         V_{p,H} = (I - VV^\top)(H^\top U + G^\top U_pS^{-1})
 
-    for the Euclidean gradient :math:`G` and Hessian product :math:`H` (the curvature
-    terms of Vandereycken 2013, Prop. 2.3), and the retraction needs no :math:`m\times n`
+    for the Euclidean gradient :math:`G` and Hessian product :math:`H` (with the curvature
+    terms of Vandereycken 2013), and the retraction needs no :math:`m\times n`
     product but the point it returns.
 
     Parameters
@@ -191,17 +215,7 @@ class TangentChart:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from jitopt.manifolds import FixedRankEmbedded
-    >>> M = FixedRankEmbedded(6, 5, 2)
-    >>> x = M.random_point(rng=0)
-    >>> chart = M.tangent_chart(x)
-    >>> u, v = M.random_tangent_vector(x, rng=1), M.random_tangent_vector(x, rng=2)
-    >>> wu, wv = chart.of(u), chart.of(v)
-    >>> wu.size, bool(np.isclose(wu @ wv, M.inner_product(x, u, v)))
-    (26, True)
-    >>> bool(np.allclose(chart.tangent(wu), u))
-    True
+    See :meth:`FixedRankEmbedded.tangent_chart`.
     """
 
     def __init__(self, manifold, x):
