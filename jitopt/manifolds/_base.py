@@ -136,6 +136,19 @@ class Manifold:
         :math:`\\sqrt{\\dim}` unless the manifold says otherwise."""
         return float(np.sqrt(self.dim))
 
+    def tangent_chart(self, x):
+        """The coordinates of the tangent space at ``x`` that :func:`~jitopt.solvers.rtr`
+        works in: here the manifold's own (ambient) vectors, with the manifold's metric,
+        projection and retraction; :class:`~jitopt.manifolds.FixedRankEmbedded` has a
+        chart of fewer coordinates
+        (:meth:`~jitopt.manifolds.FixedRankEmbedded.tangent_chart`)."""
+        return _AmbientChart(self, x)
+
+    def _hessian_operator(self, x, egrad, ehess):
+        """``u -> euclidean_to_riemannian_hessian(x, egrad, ehess(x, u), u)``; a manifold
+        computes the parts that depend only on ``x`` and ``egrad`` once here."""
+        return lambda u: self.euclidean_to_riemannian_hessian(x, egrad, ehess(x, u), u)
+
     # -- metric -------------------------------------------------------------------------
 
     def inner_product(self, x, u, v):
@@ -275,3 +288,33 @@ class Manifold:
                 f"{name} is not tangent to {self} at the given point: "
                 f"distance to the tangent space = {off:.3e}"
             )
+
+
+class _AmbientChart:
+    """The tangent space at ``x`` in the manifold's own vectors, with the interface of the
+    fixed-rank chart: ``inner``, ``zero``, ``of`` (the coordinates of a tangent vector:
+    itself), ``gradient``, ``hessian``, ``reproject`` and ``retraction``."""
+
+    def __init__(self, manifold, x):
+        self.manifold, self.x = manifold, x
+
+    def inner(self, u, v):
+        return self.manifold.inner_product(self.x, u, v)
+
+    def zero(self):
+        return self.manifold.zero_vector(self.x)
+
+    def of(self, u):
+        return u
+
+    def gradient(self, egrad):
+        return self.manifold.euclidean_to_riemannian_gradient(self.x, egrad)
+
+    def hessian(self, egrad, ehess):
+        return self.manifold._hessian_operator(self.x, egrad, ehess)
+
+    def reproject(self, u):
+        return self.manifold.projection(self.x, u)
+
+    def retraction(self, u):
+        return self.manifold.retraction(self.x, u)

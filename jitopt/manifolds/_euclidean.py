@@ -140,6 +140,10 @@ class Sphere(Manifold):
     def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
         return self.projection(x, ehess) - self._dot(x, egrad) * u
 
+    def _hessian_operator(self, x, egrad, ehess):
+        c = self._dot(x, egrad)
+        return lambda u: self.projection(x, ehess(x, u)) - c * u
+
     def retraction(self, x, u):
         if self.retraction_name == "exp":
             return self.exp(x, u)

@@ -155,6 +155,11 @@ class Stiefel(_Copies):
         xtg = _t(x) @ egrad
         return self.projection(x, ehess - u @ (0.5 * (xtg + _t(xtg))))
 
+    def _hessian_operator(self, x, egrad, ehess):
+        xtg = _t(x) @ egrad
+        sym = 0.5 * (xtg + _t(xtg))
+        return lambda u: self.projection(x, ehess(x, u) - u @ sym)
+
 
 class Grassmann(_Copies):
     r"""The Grassmann manifold of :math:`p`-dimensional subspaces of :math:`\mathbb R^n`.
@@ -200,6 +205,10 @@ class Grassmann(_Copies):
 
     def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
         return self.projection(x, ehess - u @ (_t(x) @ egrad))
+
+    def _hessian_operator(self, x, egrad, ehess):
+        xtg = _t(x) @ egrad
+        return lambda u: self.projection(x, ehess(x, u) - u @ xtg)
 
     def exp(self, x, u):
         try:

@@ -1,7 +1,6 @@
 """The pieces of rlbfgs and rtr that run once per iteration or inner iteration: the
 coordinates the L-BFGS pairs live in, the pair memory with its compiled two-loop
-recursion, the line of rlbfgs in the Lie algebra of O(n), and Hessian operators with the
-parts that do not depend on the direction computed once per point."""
+recursion, and the line of rlbfgs in the Lie algebra of O(n)."""
 
 import numpy as np
 import scipy.linalg
@@ -12,7 +11,7 @@ from ..manifolds import _kernels as K
 from ..manifolds._euclidean import _Flat
 from ..manifolds._stiefel import _expm_skew
 
-__all__ = ["Frame", "PairMemory", "lie_line", "hessian_operator"]
+__all__ = ["Frame", "PairMemory", "lie_line"]
 
 
 def _linear(M):
@@ -87,41 +86,16 @@ class Frame:
 
 
 @njit(cache=True)
-def _two_loop(s, y, rho, order, g, gamma):
-    """-H g by the two-loop recursion over the pairs ``order`` (oldest first), pair ``j``
-    being the rows ``s[j]``, ``y[j]`` with ``rho[j] = 1/<s, y>``, and the initial scaling
-    gamma; the dot products go to BLAS (a loop reduction would not vectorise without
-    fastmath)."""
-    k = order.shape[0]
-    n = g.shape[0]
-    q = g.copy()
-    alpha = np.empty(k)
-    for i in range(k - 1, -1, -1):
-        j = order[i]
-        t = rho[j] * np.dot(s[j], q)
-        alpha[i] = t
-        for l in range(n):
-            q[l] -= t * y[j, l]
-    for l in range(n):
-        q[l] *= gamma
-    for i in range(k):
-        j = order[i]
-        t = alpha[i] - rho[j] * np.dot(y[j], q)
-        for l in range(n):
-            q[l] = t * s[j, l] + q[l]
-    for l in range(n):
-        q[l] = -q[l]
-    return q
-
-
-@njit(cache=True)
-def _two_loop_normal(s, y, a, b, rho, order, g, gamma):
-    r"""The two-loop recursion of :func:`_two_loop` for the pairs projected onto the
-    tangent space, :math:`(Ps_j, Py_j)`, from the ambient rows ``s[j]``, ``y[j]`` and
-    the normal coordinates ``a[j]``, ``b[j]`` of :func:`normal_coordinates`:
-    :math:`\langle Pu, Pv\rangle = \langle u, v\rangle - \langle N u, N v\rangle`. The
-    vectors are carried as ambient vectors with their normal coordinates, so that no
-    pair is projected; the result, ambient, is projected by the caller."""
+def _two_loop(s, y, a, b, rho, order, g, gamma):
+    r""":math:`-\mathcal H g` by the two-loop recursion over the pairs ``order`` (oldest
+    first), pair ``j`` being the rows ``s[j]``, ``y[j]`` with ``rho[j]`` :math:`= 1/\langle
+    s_j, y_j\rangle` and the initial scaling ``gamma``. With normal coordinates (the columns
+    of ``a``, ``b``, from :func:`normal_coordinates`) the pairs are used projected onto the
+    tangent space, :math:`(Ps_j, Py_j)`, through :math:`\langle Pu, Pv\rangle =
+    \langle u, v\rangle - \langle N u, N v\rangle`: the vectors are carried as ambient
+    vectors with their normal coordinates, no pair is projected, and the result, ambient,
+    is projected by the caller; with none (zero columns) this is the plain recursion. The
+    dot products go to BLAS (a loop reduction would not vectorise without fastmath)."""
     k = order.shape[0]
     n = g.shape[0]
     r = a.shape[1]
@@ -158,10 +132,11 @@ def normal_coordinates(M):
     any :math:`p\times p`, the sphere: a scalar), else None: ``normal(x, w)`` gives the
     coordinates :math:`c_j` (flattened, ``size`` of them; on Grassmann their transposes,
     which have the same inner products) of the normal parts :math:`(I - P)w_j = Xc_j` of
-    the rows ``w[j]``, with :math:`\langle Xc, Xc'\rangle = \langle c, c'\rangle`. A row is the transpose of an :math:`n\times p` matrix,
-    flattened (:func:`transposed_row`), so that the :math:`w_j^\top X` of all rows are one
-    matrix product. On Euclidean space and the matrix subspaces (one tangent space, in
-    which the pairs lie) there are none: size 0."""
+    the rows ``w[j]``, with :math:`\langle Xc, Xc'\rangle = \langle c, c'\rangle`. A row
+    is the transpose of an :math:`n\times p` matrix, flattened (:func:`transposed_row`), so
+    that the :math:`w_j^\top X` of all rows are one matrix product. On Euclidean space
+    and the matrix subspaces (one tangent space, in which the pairs lie) there are none:
+    size 0."""
     if _linear(M):  # no normal part
         return (lambda x, w: np.zeros((w.shape[0], 0))), 0
     if getattr(M, "k", 1) != 1 or not _embedded(M):
@@ -236,11 +211,12 @@ class PairMemory:
             self.ty = np.zeros((memory, size)) if moved else self.y
             self.rho = np.zeros(memory)
             self.cos = np.zeros(memory)  # <s, y>/(|s||y|) of each pair
+            # the normal coordinates of s and y at the current point (none: zero columns),
+            # and <s, y>, <s, s>, <y, y> as stored
+            width = 0 if normal is None else normal[1]
+            self.a, self.b = np.zeros((memory, width)), np.zeros((memory, width))
             if normal is not None:
-                # <s, y>, <s, s>, <y, y> as stored, and the normal coordinates of s and y
-                # at the current point
                 self.products = np.zeros((memory, 3))
-                self.a, self.b = np.zeros((memory, normal[1])), np.zeros((memory, normal[1]))
         self.clear()
 
     def clear(self):
@@ -270,13 +246,9 @@ class PairMemory:
         if not self.order:
             return -gamma * g
         if self.frame.flat:
-            order = np.array(self.order, dtype=np.int64)
-            if self._normal is not None:
-                d = _two_loop_normal(self.s, self.y, self.a, self.b, self.rho, order,
-                                     self._row(g), gamma)
-            else:
-                d = _two_loop(self.s, self.ty, self.rho, order, self._row(g), gamma)
-            d = self._vector(d)
+            d = self._vector(_two_loop(self.s, self.ty, self.a, self.b, self.rho,
+                                       np.array(self.order, dtype=np.int64), self._row(g),
+                                       gamma))
             return d if self.frame.kind else self.frame.M.projection(x, d)
         frame = self.frame
         q = np.array(g, copy=True)
@@ -348,7 +320,7 @@ class PairMemory:
         None."""
         if self._normal is not None:  # as tangent vectors at x: less the normal parts
             cs, cy = self._row(s), self._row(y)
-            a, b = self._normal(x, cs[None])[0], self._normal(x, cy[None])[0]
+            a, b = self._normal(x, np.stack((cs, cy)))
             sy, ss, yy = np.vdot(cs, cy), np.vdot(cs, cs), np.vdot(cy, cy)
             products = sy, ss, yy
             sy, ss, yy = sy - a @ b, ss - a @ a, yy - b @ b
@@ -420,23 +392,3 @@ def lie_line(problem, x, dw):
         gw = 0.5 * (a - a.T)
         return f, float(np.vdot(gw, dw)), y, eg, gw
     return phi
-
-
-def hessian_operator(M, x, egrad, ehess):
-    """``u -> M.euclidean_to_riemannian_hessian(x, egrad, ehess(u), u)`` with the parts
-    that depend only on ``x`` and ``egrad`` computed once (Stiefel, Orthogonal,
-    Grassmann, Sphere of one copy)."""
-    one = getattr(M, "k", 1) == 1
-    cls = type(M)
-    if one and cls in (Stiefel, Orthogonal) and cls.euclidean_to_riemannian_hessian is \
-            Stiefel.euclidean_to_riemannian_hessian:
-        a = x.T @ egrad
-        sym = 0.5 * (a + a.T)
-        return lambda u: M.projection(x, ehess(x, u) - u @ sym)
-    if one and cls is Grassmann:
-        a = x.T @ egrad
-        return lambda u: M.projection(x, ehess(x, u) - u @ a)
-    if one and cls is Sphere and x.ndim == 1:
-        c = float(np.dot(x, egrad))
-        return lambda u: M.projection(x, ehess(x, u)) - c * u
-    return lambda u: M.euclidean_to_riemannian_hessian(x, egrad, ehess(x, u), u)

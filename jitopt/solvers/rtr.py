@@ -7,7 +7,6 @@ import numpy as np
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
 from ..validation import check_choice, check_int, check_limits, check_real, check_rng
-from ._riemannian_kernels import hessian_operator
 
 __all__ = ["rtr", "TCG_STOPS"]
 
@@ -18,42 +17,6 @@ TCG_STOPS = ("negative_curvature", "boundary", "model_increased", "linear", "sup
 _EPS = np.finfo(float).eps
 _REPROJECT = 10  # inner iterations between projections of the tCG direction
 _KEEP_BYTES = 2 ** 28  # memory for the tCG products kept for reuse after a rejection
-
-
-class _Ambient:
-    """The tangent space at ``x`` in the manifold's own vectors, with the interface of
-    :meth:`FixedRankEmbedded.tangent_chart <jitopt.manifolds.FixedRankEmbedded.tangent_chart>`
-    (whose coordinates the inner solver uses where the manifold has them)."""
-
-    def __init__(self, M, x):
-        self.M, self.x = M, x
-
-    def inner(self, u, v):
-        return self.M.inner_product(self.x, u, v)
-
-    def zero(self):
-        return self.M.zero_vector(self.x)
-
-    def of(self, u):
-        return u
-
-    def gradient(self, egrad):
-        return self.M.euclidean_to_riemannian_gradient(self.x, egrad)
-
-    def hessian(self, egrad, ehess):
-        return hessian_operator(self.M, self.x, egrad, ehess)
-
-    def reproject(self, u):
-        return self.M.projection(self.x, u)
-
-    def retraction(self, u):
-        return self.M.retraction(self.x, u)
-
-
-def tangent_chart(M, x):
-    """The coordinates rtr works in at ``x``: the manifold's chart where it has one
-    (:class:`~jitopt.manifolds.FixedRankEmbedded`), else the ambient vectors."""
-    return M.tangent_chart(x) if hasattr(M, "tangent_chart") else _Ambient(M, x)
 
 
 def _tcg(chart, g, gnorm, hess, delta, kappa, theta, mininner, maxinner):
@@ -233,7 +196,7 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
                       extra=("delta", "rho", "inner", "accepted"), gtol=gtol,
                       f_target=f_target, maxiter=maxiter, max_time=max_time, min_step=0.0)
     f, eg = problem.cost_and_egrad(x)
-    chart = tangent_chart(M, x)
+    chart = M.tangent_chart(x)
     g = chart.gradient(eg)
     gnorm = math.sqrt(chart.inner(g, g))
     nit = ninner = n_rejected = 0
@@ -304,7 +267,7 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
         if accepted:
             x, f = x_new, f_new
             eg = eg_new if fused else problem.egrad(x)
-            chart = tangent_chart(M, x)
+            chart = M.tangent_chart(x)
             g = chart.gradient(eg)
             gnorm = math.sqrt(chart.inner(g, g))
             hessian = hessian_at(chart, eg, g)

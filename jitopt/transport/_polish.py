@@ -48,10 +48,8 @@ def polish(nu, mus, lam, psi, phi, active, steps, iters, maxsub, pool=None):
                 return None
             _kernels.weighted_sum(work_psi, lam, order, pbar)
             new = np.empty_like(nu)
-            if step < steps - 1:
-                _kernels.pushforward_rule(nu, pbar, new, maxsub, 1.0, True)
-            else:
-                _kernels.pushforward_rule(nu, pbar, new, maxsub, 2.0, False)
+            last = step == steps - 1  # the fine deposit of output="sharpened"
+            _kernels.pushforward_rule(nu, pbar, new, maxsub, 2.0 if last else 1.0, not last)
             mass = new.sum()
             if not (np.isfinite(mass) and mass > 0):
                 return None
