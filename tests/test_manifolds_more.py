@@ -276,6 +276,26 @@ def test_fixed_rank_tangent_chart():
                                atol=1e-12)
 
 
+def test_fixed_rank_chart_transport_is_the_projection():
+    """transport_from moves coordinates from another point's chart as the manifold's
+    transport (the projection) does, for one vector, for rows with stacked bases (one per
+    row, as rlbfgs keeps its pairs), and with leading axes that broadcast."""
+    rng = np.random.default_rng(5)
+    M = FixedRankEmbedded(9, 7, 3)
+    here = M.tangent_chart(M.random_point(rng))
+    points = [M.random_point(rng) for _ in range(4)]
+    charts = [M.tangent_chart(p) for p in points]
+    w = np.array([c.of(M.random_tangent_vector(p, rng)) for p, c in zip(points, charts)])
+    expected = np.array([here.of(M.transport(p, here.x, c.tangent(wi)))
+                         for p, c, wi in zip(points, charts, w)])
+    one = here.transport_from(charts[0].u, charts[0].v, w[0])
+    np.testing.assert_allclose(one, expected[0], atol=1e-12)
+    bases = np.array([c.u for c in charts]), np.array([c.v for c in charts])
+    np.testing.assert_allclose(here.transport_from(*bases, w), expected, atol=1e-12)
+    both = here.transport_from(*bases, np.stack((w, 2 * w)))
+    np.testing.assert_allclose(both, np.stack((expected, 2 * expected)), atol=1e-12)
+
+
 def test_fixed_rank_points_are_read_only_and_copies_get_their_own_factors():
     """The points the manifold makes are kept with their factors, so they are read-only;
     a modified copy is factorised afresh (no stale factors)."""

@@ -419,17 +419,19 @@ def test_two_loop_in_packed_skew_coordinates_of_so_n():
                          ids=repr)
 def test_moved_pairs_give_the_bfgs_direction_of_the_transported_pairs(manifold):
     """On the embedded manifolds no pair is projected (Stiefel, O(n), Grassmann and the
-    sphere use the normal coordinates of the pairs; the others project y only); the
-    direction must still be the BFGS direction built from the transported pairs
+    sphere use the normal coordinates of the pairs; the fixed-rank matrices keep theirs
+    in the tangent charts and move them in factored form; the others project y only);
+    the direction must still be the BFGS direction built from the transported pairs
     (P s, P y), and the curvature recomputed after the move."""
     rng = np.random.default_rng(2)
     x, y = manifold.random_point(3), manifold.random_point(4)
-    pairs = RK.PairMemory(RK.Frame(manifold, False), 3, manifold.shape)
+    frame = RK.Frame(manifold, False)
+    pairs = RK.PairMemory(frame, 3, np.shape(frame.to(x, manifold.projection(x, x))))
     moved = []
     for _ in range(3):
         s = manifold.random_tangent_vector(x, rng)
         t = s + 0.2 * manifold.random_tangent_vector(x, rng)
-        assert pairs.add(x, s, t) is not None
+        assert pairs.add(x, frame.to(x, s), frame.to(x, t)) is not None
         moved.append((manifold.transport(x, y, s).reshape(-1),
                       manifold.transport(x, y, t).reshape(-1)))
     least = pairs.move(x, y)
@@ -438,8 +440,26 @@ def test_moved_pairs_give_the_bfgs_direction_of_the_transported_pairs(manifold):
         assert pairs.rho[j] == pytest.approx(1.0 / np.dot(ms, mt), rel=1e-10)
     g = manifold.projection(y, rng.standard_normal(manifold.shape))
     expected = -bfgs_inverse(moved, 0.4, g.size) @ g.reshape(-1)
-    np.testing.assert_allclose(pairs.direction(y, g, 0.4).reshape(-1), expected,
-                               rtol=1e-9, atol=1e-12)
+    d = frame.back(y, pairs.direction(y, frame.to(y, g), 0.4))
+    np.testing.assert_allclose(d.reshape(-1), expected, rtol=1e-9, atol=1e-12)
+
+
+def test_fixed_rank_frame_keeps_its_charts_while_the_factor_cache_moves_on():
+    """Coordinates are relative to one chart: once the manifold's cache has dropped a
+    point, its factors computed again may differ in sign, so the frame must keep giving
+    the chart the coordinates were made in (until told to forget it)."""
+    M = FixedRankEmbedded(8, 6, 2)
+    frame = RK.Frame(M, True)
+    x = M.random_point(0)
+    u = M.random_tangent_vector(x, rng=1)
+    w = frame.to(x, u)
+    for seed in range(2, 8):  # more points than the cache holds
+        M.tangent_chart(M.random_point(seed))
+    np.testing.assert_allclose(frame.back(x, w), u, atol=1e-12)
+    fresh = M.tangent_chart(np.array(x))  # an SVD of x: other signs of the factors
+    assert not np.allclose(fresh.of(u), w)
+    frame.forget(keep=x)
+    np.testing.assert_allclose(frame.back(x, w), u, atol=1e-12)
 
 
 @pytest.mark.parametrize("manifold", [Stiefel(7, 3), Orthogonal(4), Grassmann(6, 2),

@@ -249,6 +249,28 @@ class TangentChart:
         mid = self.u.T @ zv
         return self._join(mid, zv - self.u @ mid, utz.T - self.v @ mid.T)
 
+    def transport_from(self, u, v, w):
+        r"""The coordinates here of the projections of the tangent vectors of coordinates
+        ``w`` (along the last axis) at a point of singular bases ``u``, ``v``
+        (:math:`m\times k`, :math:`n\times k`, or stacks of them that broadcast against
+        the leading axes of ``w``): the manifold's transport, from the factored form
+        :math:`[U_oM + U_p, U_o][V_o, V_p]^\top` of each vector, in :math:`O((m+n)k^2)`
+        with no :math:`m\times n` product."""
+        lead, k, (a, b) = np.shape(w)[:-1], self.manifold.k, self._cut
+        mid, up = w[..., :a].reshape(lead + (k, k)), w[..., a:b].reshape(lead + (-1, k))
+        vp_t = np.swapaxes(w[..., b:].reshape(lead + (-1, k)), -1, -2)
+        vt = np.swapaxes(v, -1, -2)
+        cross_v, cross_u = vt @ self.v, self.u.T @ u  # V_o^T V, U^T U_o
+        vp_v = vp_t @ self.v
+        zv = u @ (mid @ cross_v + vp_v) + up @ cross_v  # Z V
+        core = cross_u @ mid + self.u.T @ up  # U^T Z = core V_o^T + cross_u V_p^T
+        new_mid = core @ cross_v + cross_u @ vp_v  # U^T Z V
+        up_new = zv - self.u @ new_mid
+        vp_new = (np.swapaxes(core @ vt + cross_u @ vp_t, -1, -2)
+                  - self.v @ np.swapaxes(new_mid, -1, -2))
+        return np.concatenate((new_mid.reshape(lead + (-1,)), up_new.reshape(lead + (-1,)),
+                               vp_new.reshape(lead + (-1,))), axis=-1)
+
     def tangent(self, w):
         r"""The tangent vector (an :math:`m\times n` array) of the coordinates ``w``, as
         one product :math:`[U_p + UM, U][V, V_p]^\top`."""

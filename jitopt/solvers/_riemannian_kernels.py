@@ -6,12 +6,12 @@ import numpy as np
 import scipy.linalg
 from numba import njit
 
-from ..manifolds import SPD, Grassmann, Manifold, Orthogonal, Sphere, Stiefel
+from ..manifolds import SPD, FixedRankEmbedded, Grassmann, Manifold, Orthogonal, Sphere, Stiefel
 from ..manifolds import _kernels as K
 from ..manifolds._euclidean import _Flat
 from ..manifolds._stiefel import _expm_skew
 
-__all__ = ["Frame", "PairMemory", "lie_line"]
+__all__ = ["Frame", "PairMemory"]
 
 
 def _linear(M):
@@ -34,8 +34,12 @@ class Frame:
     ``back(x, w)``, the inner product and the transport of stored vectors. On O(n)
     (:math:`U = X\Omega \mapsto \Omega`, left translation) and on SPD
     (:math:`U \mapsto L^{-1}UL^{-\top}`, :math:`X = LL^\top`) the coordinates make an
-    isometric transport the identity and the metric the Frobenius product; elsewhere
-    they are the ambient vectors with the manifold's metric and transport."""
+    isometric transport the identity and the metric the Frobenius product; on
+    :class:`~jitopt.manifolds.FixedRankEmbedded` they are those of its tangent charts
+    (the Frobenius product, and the manifold's transport in :math:`O((m+n)k^2)`, see
+    ``TangentChart.transport_from``); elsewhere they are the ambient vectors with the
+    manifold's metric and transport. ``coordinate_line`` is the line of rlbfgs in the
+    coordinates, where it has one (on O(n) and the fixed-rank matrices)."""
 
     def __init__(self, M, isometric):
         self.M = M
@@ -45,6 +49,9 @@ class Frame:
             self.kind = "orthogonal"
         elif isometric and isinstance(M, SPD):
             self.kind = "spd"
+        elif isinstance(M, FixedRankEmbedded):  # the charts' transport is the manifold's
+            self.kind = "chart"
+            self._charts = {}  # id -> (point, chart): the charts in use
         #: the metric is the Frobenius product of the coordinates
         self.flat = self.kind is not None or _embedded(M) or _linear(M)
         self._chol = (None, None)
@@ -54,7 +61,24 @@ class Frame:
             self._chol = (x, np.linalg.cholesky(x))
         return self._chol[1]
 
+    def chart(self, x):
+        """The tangent chart at ``x`` (the kind "chart"), the same one until
+        :meth:`forget` drops it: coordinates are in one chart, and a point's singular
+        vectors, computed again, may change sign."""
+        key, chart = self._charts.get(id(x), (None, None))
+        if key is not x:
+            chart = self.M.tangent_chart(x)
+            self._charts[id(x)] = (x, chart)
+        return chart
+
+    def forget(self, keep):
+        """Drop the charts of the points other than ``keep`` (once an iteration ends)."""
+        if self.kind == "chart":
+            self._charts = {id(keep): self._charts[id(keep)]} if id(keep) in self._charts else {}
+
     def to(self, x, u):
+        if self.kind == "chart":
+            return self.chart(x).of(u)
         if self.kind == "orthogonal":
             return x.T @ u
         if self.kind == "spd":
@@ -64,6 +88,8 @@ class Frame:
         return u
 
     def back(self, x, w):
+        if self.kind == "chart":
+            return self.chart(x).tangent(w)
         if self.kind == "orthogonal":
             return x @ w
         if self.kind == "spd":
@@ -75,7 +101,29 @@ class Frame:
         return float(np.vdot(u, v)) if self.flat else self.M.inner_product(x, u, v)
 
     def move(self, x, y, w):
+        """The transport of ``w`` (with the kind "chart", coordinates along the last
+        axis)."""
+        if self.kind == "chart":
+            here = self.chart(x)
+            return self.chart(y).transport_from(here.u, here.v, w)
         return w if self.kind else self.M.transport(x, y, w)
+
+    def coordinate_line(self, problem, x, dw):
+        r""":math:`\varphi(t) = f(R_x(t d))` for :func:`wolfe` along the direction of
+        coordinates ``dw``: ``phi(t) -> (f, slope, y, egrad, gw)`` with ``gw`` the
+        coordinates at :math:`y` of the Riemannian gradient and the slope
+        :math:`\langle \operatorname{grad} f(y), T_{x\to y} d\rangle`."""
+        if self.kind == "orthogonal":
+            return lie_line(problem, x, dw)
+        chart = self.chart(x)
+
+        def phi(t):
+            y = chart.retraction(t * dw)
+            f, eg = problem.cost_and_egrad(y)
+            here = self.chart(y)
+            gw = here.gradient(eg)
+            return f, float(np.dot(gw, here.transport_from(chart.u, chart.v, dw))), y, eg, gw
+        return phi
 
     def move_rows(self, x, y, w):
         """Transport in place the vectors ``w[j]`` (rows, each reshaped to a point's shape)
@@ -206,9 +254,15 @@ class PairMemory:
                 size = len(self._upper[0])
             self.s = np.zeros((memory, size))
             self.y = np.zeros((memory, size))
-            # the y of each pair moved to the current point (the other embedded manifolds)
-            moved = frame.kind is None and self._normal is None
+            # the y of each pair moved to the current point (the other embedded manifolds),
+            # and the s (the charts' coordinates, with the singular bases where each pair
+            # was stored)
+            moved = frame.kind == "chart" or (frame.kind is None and self._normal is None)
             self.ty = np.zeros((memory, size)) if moved else self.y
+            self.ts = np.zeros((memory, size)) if frame.kind == "chart" else self.s
+            if frame.kind == "chart":
+                M = frame.M
+                self.bases = np.zeros((memory, M.m, M.k)), np.zeros((memory, M.n, M.k))
             self.rho = np.zeros(memory)
             self.cos = np.zeros(memory)  # <s, y>/(|s||y|) of each pair
             # the normal coordinates of s and y at the current point (none: zero columns),
@@ -246,7 +300,7 @@ class PairMemory:
         if not self.order:
             return -gamma * g
         if self.frame.flat:
-            d = self._vector(_two_loop(self.s, self.ty, self.a, self.b, self.rho,
+            d = self._vector(_two_loop(self.ts, self.ty, self.a, self.b, self.rho,
                                        np.array(self.order, dtype=np.int64), self._row(g),
                                        gamma))
             return d if self.frame.kind else self.frame.M.projection(x, d)
@@ -270,8 +324,15 @@ class PairMemory:
         if not self.order:
             return np.inf
         if frame.flat:
-            if frame.kind is None:
-                rows = np.array(self.order, dtype=np.int64)
+            rows = np.array(self.order, dtype=np.int64)
+            if frame.kind == "chart":  # from where each pair was stored
+                here = frame.chart(x_new)
+                self.ts[rows], self.ty[rows] = here.transport_from(
+                    self.bases[0][rows], self.bases[1][rows],
+                    np.stack((self.s[rows], self.y[rows])))
+                sy, norms = _curvatures(self.ts, self.ty, rows)
+                cos = sy / norms
+            elif frame.kind is None:
                 if self._normal is not None:
                     # all rows at once (a view of the arrays; unused rows are zero)
                     self.a, self.b = self._normal(x_new, self.s), self._normal(x_new, self.y)
@@ -286,6 +347,7 @@ class PairMemory:
                     self.ty[rows] = moved
                     sy, norms = _curvatures(self.s, self.ty, rows)
                     cos = sy / norms  # with |s| for |P s|: a lower bound
+            if frame.kind in ("chart", None):
                 with np.errstate(divide="ignore"):
                     self.rho[rows] = 1.0 / sy
                 self.cos[rows] = cos
@@ -340,7 +402,10 @@ class PairMemory:
         else:
             j = min(set(range(self.memory)) - set(self.order))
         cs, cy = self._row(s), self._row(y)
-        self.s[j], self.y[j], self.ty[j] = cs, cy, cy
+        self.s[j], self.y[j], self.ts[j], self.ty[j] = cs, cy, cs, cy
+        if self.frame.kind == "chart":
+            chart = self.frame.chart(x)
+            self.bases[0][j], self.bases[1][j] = chart.u, chart.v
         self.cos[j] = cos
         if self._normal is not None:
             self.rho[j] = 1.0 / sy

@@ -6,7 +6,7 @@ from .._core.registry import register_method
 from .._core.result import Monitor, Status
 from ..validation import check_choice, check_int, check_limits, check_real, check_rng
 from ._line_search import longest_step, manifold_line, wolfe
-from ._riemannian_kernels import Frame, PairMemory, lie_line
+from ._riemannian_kernels import Frame, PairMemory
 
 __all__ = ["rlbfgs"]
 
@@ -139,8 +139,9 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
     gamma = 1.0 / gnorm if gnorm > 0 else 1.0
     failed = False  # the last line search found no decrease
     gw = frame.to(x, g)  # the gradient in the frame's coordinates
-    # on O(n) the whole iteration runs in the Lie algebra: no ambient vectors
-    lie = frame.kind == "orthogonal" and problem.has_cost_and_egrad
+    # on O(n) the whole iteration runs in the Lie algebra, on the fixed-rank matrices in
+    # the tangent charts: no ambient vectors
+    coords = frame.kind in ("orthogonal", "chart") and problem.has_cost_and_egrad
 
     def stop(status):
         return monitor.result(x, f, gnorm, nit, status, n_skipped=n_skipped,
@@ -154,7 +155,7 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
             return stop(status)
 
         dw = pairs.direction(x, gw, gamma)
-        if lie:
+        if coords:
             slope, dnorm = float(np.vdot(gw, dw)), float(np.linalg.norm(dw))
         else:
             d = frame.back(x, dw) if len(pairs) else -gamma * g
@@ -163,8 +164,8 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
             pairs.clear()
             gamma, n_resets = 1.0 / gnorm, n_resets + 1
             dw, slope, dnorm = -gamma * gw, -gamma * gnorm * gnorm, gamma * gnorm
-            d = None if lie else -gamma * g
-        line = lie_line(problem, x, dw) if lie else manifold_line(problem, x, d)
+            d = None if coords else -gamma * g
+        line = frame.coordinate_line(problem, x, dw) if coords else manifold_line(problem, x, d)
         t, out, _ = wolfe(line, f, slope, 1.0, c1=c1, c2=c2, approximate=approximate,
                           max_step=reach / dnorm)
         if out is None:
@@ -175,14 +176,13 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
             gamma, n_resets = 1.0 / gnorm, n_resets + 1
             continue
         failed = False
-        if lie:
+        if coords:
             f_new, _, x_new, eg, gw_new = out
-            s, y = t * dw, gw_new - gw  # the left translation moves them unchanged
             g_new = None
         else:
             f_new, _, x_new, eg, g_new = out
             gw_new = frame.to(x_new, g_new)
-            s, y = pairs.new_pair(x, x_new, t * dw, gw, gw_new)
+        s, y = pairs.new_pair(x, x_new, t * dw, gw, gw_new)
         least = pairs.move(x, x_new)
         kept = pairs.add(x_new, s, y, cautious * gnorm)
         if kept is None:
@@ -192,7 +192,8 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
             least = min(least, cos)
             gamma = sy / yy
         x, f, g, gw = x_new, f_new, g_new, gw_new
-        gnorm = float(np.linalg.norm(gw)) if lie else M.norm(x, g)
+        frame.forget(keep=x)
+        gnorm = float(np.linalg.norm(gw)) if coords else M.norm(x, g)
         nit += 1
         if monitor.iteration(nit, x, f, gnorm, step=t, pairs=len(pairs),
                              min_curvature=least if len(pairs) else np.nan):
