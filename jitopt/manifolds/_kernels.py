@@ -26,12 +26,13 @@ def horizontal_projection(x, u):
 
 @njit(cache=True)
 def qr_retraction(x, u):
-    """Q factor of x + u with a positive diagonal in R (unique, so a function of x + u)."""
+    """Q factor of x + u with a positive diagonal in R (unique, so a function of x + u),
+    C-contiguous (LAPACK's is Fortran-ordered, which every later kernel would copy)."""
     q, r = np.linalg.qr(x + u)
     for j in range(q.shape[1]):
         if r[j, j] < 0.0:
             q[:, j] = -q[:, j]
-    return q
+    return np.ascontiguousarray(q)
 
 
 @njit(cache=True)

@@ -75,7 +75,7 @@ def _retract(mk, data, x, u):
     if mk == SPHERE:
         z = x + u
         return z / np.sqrt(np.sum(z * z))
-    return np.ascontiguousarray(qr_retraction(x, u))
+    return qr_retraction(x, u)
 
 
 @njit(cache=True)
