@@ -27,7 +27,8 @@ class FixedRankEmbedded(Manifold):
     transport projects. The points the manifold makes (random points, retractions,
     :meth:`from_factors`) are read-only: they are kept with their factors as they are, and
     found again by identity. :meth:`tangent_chart` gives the isometric coordinates
-    :math:`(M, U_p, V_p)` of a tangent space, in which :func:`~jitopt.solvers.rtr` works.
+    :math:`(M, U_p, V_p)` of a tangent space, in which :func:`~jitopt.solvers.rtr` and
+    :func:`~jitopt.solvers.rlbfgs` work.
     No ``exp``/``log`` (no closed form). :meth:`factors` and :meth:`from_factors` convert
     from and to pymanopt's triple ``(u, s, vt)``.
 
@@ -127,8 +128,11 @@ class FixedRankEmbedded(Manifold):
         the projection of an ambient ``z``, ``tangent(w)`` the :math:`m\times n` tangent
         vector of ``w``, ``hessian_of(egrad, h, w)`` the coordinates of the Riemannian
         Hessian from the Euclidean gradient and Hessian product, and ``retraction(w)`` the
-        retraction along ``w``; :func:`~jitopt.solvers.rtr` runs its inner solver on these
-        coordinates.
+        retraction along ``w``, ``transport_from(u, v, w)`` the coordinates here of the
+        transport of coordinates from the chart of singular bases ``u``, ``v``;
+        :func:`~jitopt.solvers.rtr` runs its inner solver on these coordinates, and
+        :func:`~jitopt.solvers.rlbfgs` keeps its pairs in them. Coordinates belong to the
+        chart they were made in (a point's factors computed again may change sign).
 
         Examples
         --------

@@ -68,9 +68,10 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
         that transport is the tangent projection :math:`P` (the embedded manifolds) a
         stored pair is moved straight from where it was made to the current point,
         :math:`(Ps, Py)`, through the normal coordinates of the pairs on Stiefel,
-        O(n), Grassmann and the sphere, forming :math:`Py` only on the others (see
-        :doc:`/theory/riemannian`); elsewhere every pair is transported at every
-        iteration.
+        O(n), Grassmann and the sphere, in the tangent charts (factored, with no
+        :math:`m\times n` product) on :class:`~jitopt.manifolds.FixedRankEmbedded`,
+        forming :math:`Py` only on the others (see :doc:`/theory/riemannian`);
+        elsewhere every pair is transported at every iteration.
     gtol : float
         Stop when the Riemannian gradient norm is at most ``gtol``.
     f_target : float, optional
