@@ -290,6 +290,7 @@ def test_fixed_rank_chart_transport_is_the_projection():
                          for p, c, wi in zip(points, charts, w)])
     one = here.transport_from(charts[0].u, charts[0].v, w[0])
     np.testing.assert_allclose(one, expected[0], atol=1e-12)
+    np.testing.assert_allclose(here.moved_from(charts[0], w[0]), expected[0], atol=1e-12)
     bases = np.array([c.u for c in charts]), np.array([c.v for c in charts])
     np.testing.assert_allclose(here.transport_from(*bases, w), expected, atol=1e-12)
     both = here.transport_from(*bases, np.stack((w, 2 * w)))

@@ -293,7 +293,8 @@ class Manifold:
 class _AmbientChart:
     """The tangent space at ``x`` in the manifold's own vectors, with the interface of the
     fixed-rank chart: ``inner``, ``zero``, ``of`` (the coordinates of a tangent vector:
-    itself), ``gradient``, ``hessian``, ``reproject`` and ``retraction``."""
+    itself), ``moved_from``, ``gradient``, ``hessian``, ``reproject`` and
+    ``retraction``."""
 
     def __init__(self, manifold, x):
         self.manifold, self.x = manifold, x
@@ -306,6 +307,10 @@ class _AmbientChart:
 
     def of(self, u):
         return u
+
+    def moved_from(self, chart, u):
+        """The manifold's transport of ``u`` from the point of ``chart`` to this one."""
+        return self.manifold.transport(chart.x, self.x, u)
 
     def gradient(self, egrad):
         return self.manifold.euclidean_to_riemannian_gradient(self.x, egrad)

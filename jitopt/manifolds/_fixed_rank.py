@@ -129,7 +129,8 @@ class FixedRankEmbedded(Manifold):
         vector of ``w``, ``hessian_of(egrad, h, w)`` the coordinates of the Riemannian
         Hessian from the Euclidean gradient and Hessian product, and ``retraction(w)`` the
         retraction along ``w``, ``transport_from(u, v, w)`` the coordinates here of the
-        transport of coordinates from the chart of singular bases ``u``, ``v``;
+        transport of coordinates from the chart of singular bases ``u``, ``v`` (and
+        ``moved_from(chart, w)`` from another chart);
         :func:`~jitopt.solvers.rtr` runs its inner solver on these coordinates, and
         :func:`~jitopt.solvers.rlbfgs` keeps its pairs in them. Coordinates belong to the
         chart they were made in (a point's factors computed again may change sign).
@@ -274,6 +275,10 @@ class TangentChart:
                   - self.v @ np.swapaxes(new_mid, -1, -2))
         return np.concatenate((new_mid.reshape(lead + (-1,)), up_new.reshape(lead + (-1,)),
                                vp_new.reshape(lead + (-1,))), axis=-1)
+
+    def moved_from(self, chart, w):
+        """:meth:`transport_from` the point of the chart ``chart``."""
+        return self.transport_from(chart.u, chart.v, w)
 
     def tangent(self, w):
         r"""The tangent vector (an :math:`m\times n` array) of the coordinates ``w``, as

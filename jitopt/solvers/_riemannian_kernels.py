@@ -104,8 +104,7 @@ class Frame:
         """The transport of ``w`` (with the kind "chart", coordinates along the last
         axis)."""
         if self.kind == "chart":
-            here = self.chart(x)
-            return self.chart(y).transport_from(here.u, here.v, w)
+            return self.chart(y).moved_from(self.chart(x), w)
         return w if self.kind else self.M.transport(x, y, w)
 
     def coordinate_line(self, problem, x, dw):
@@ -122,7 +121,7 @@ class Frame:
             f, eg = problem.cost_and_egrad(y)
             here = self.chart(y)
             gw = here.gradient(eg)
-            return f, float(np.dot(gw, here.transport_from(chart.u, chart.v, dw))), y, eg, gw
+            return f, float(np.dot(gw, here.moved_from(chart, dw))), y, eg, gw
         return phi
 
     def move_rows(self, x, y, w):
@@ -323,35 +322,34 @@ class PairMemory:
         frame, M = self.frame, self.frame.M
         if not self.order:
             return np.inf
+        if frame.kind in ("orthogonal", "spd"):  # isometric coordinates: nothing moves
+            return min(self.cos[r] for r in self.order)
         if frame.flat:
             rows = np.array(self.order, dtype=np.int64)
             if frame.kind == "chart":  # from where each pair was stored
-                here = frame.chart(x_new)
-                self.ts[rows], self.ty[rows] = here.transport_from(
+                self.ts[rows], self.ty[rows] = frame.chart(x_new).transport_from(
                     self.bases[0][rows], self.bases[1][rows],
                     np.stack((self.s[rows], self.y[rows])))
                 sy, norms = _curvatures(self.ts, self.ty, rows)
                 cos = sy / norms
-            elif frame.kind is None:
-                if self._normal is not None:
-                    # all rows at once (a view of the arrays; unused rows are zero)
-                    self.a, self.b = self._normal(x_new, self.s), self._normal(x_new, self.y)
-                    a, b = self.a[rows], self.b[rows]
-                    sy, ss, yy = (self.products[rows].T
-                                  - [np.sum(a * b, 1), np.sum(a * a, 1), np.sum(b * b, 1)])
-                    with np.errstate(invalid="ignore"):
-                        cos = sy / np.sqrt(ss * yy)
-                else:
-                    moved = self.y[rows]
-                    frame.move_rows(x, x_new, moved)
-                    self.ty[rows] = moved
-                    sy, norms = _curvatures(self.s, self.ty, rows)
-                    cos = sy / norms  # with |s| for |P s|: a lower bound
-            if frame.kind in ("chart", None):
-                with np.errstate(divide="ignore"):
-                    self.rho[rows] = 1.0 / sy
-                self.cos[rows] = cos
-                self.order = [r for r, c in zip(self.order, cos) if c > 1e-12]
+            elif self._normal is not None:
+                # all rows at once (a view of the arrays; unused rows are zero)
+                self.a, self.b = self._normal(x_new, self.s), self._normal(x_new, self.y)
+                a, b = self.a[rows], self.b[rows]
+                sy, ss, yy = (self.products[rows].T
+                              - [np.sum(a * b, 1), np.sum(a * a, 1), np.sum(b * b, 1)])
+                with np.errstate(invalid="ignore"):
+                    cos = sy / np.sqrt(ss * yy)
+            else:
+                moved = self.y[rows]
+                frame.move_rows(x, x_new, moved)
+                self.ty[rows] = moved
+                sy, norms = _curvatures(self.s, self.ty, rows)
+                cos = sy / norms  # with |s| for |P s|: a lower bound
+            with np.errstate(divide="ignore"):
+                self.rho[rows] = 1.0 / sy
+            self.cos[rows] = cos
+            self.order = [r for r, c in zip(self.order, cos) if c > 1e-12]
             return min((self.cos[r] for r in self.order), default=np.inf)
         kept, least = [], np.inf
         for si, yi, _ in self.order:

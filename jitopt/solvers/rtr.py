@@ -223,9 +223,9 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
                 if wn < _EPS:
                     return chart.zero()
                 c = fd_step / wn
-                y = chart.retraction(c * w)
+                y = M.tangent_chart(chart.retraction(c * w))
                 problem.counts.nhev += 1
-                return (chart.of(M.transport(y, chart.x, problem.rgrad(y))) - g) / c
+                return (chart.moved_from(y, y.gradient(problem.egrad(y.x))) - g) / c
         path = []
 
         def hessian(j, w):
