@@ -3,13 +3,11 @@ interface and a scipy-style :func:`minimize`.
 
 The names below are loaded on first use (``import jitopt`` itself loads neither Numba nor
 SciPy): ``jitopt.minimize``, ``from jitopt import Problem`` and ``jitopt.manifolds`` work as
-usual, the first access paying the import of what it needs. The registry functions
-(:func:`minimize`, :func:`available_methods`, :func:`get_method`) load every package that
-registers methods, so that all methods are known to them.
+usual, the first access paying the import of what it needs. A method's module is imported
+when the method is first asked for, so that a call loads only the solver it runs.
 """
 
-import importlib
-
+from ._lazy import lazy_names
 from ._numba_cache import ensure_cache_dir
 
 __version__ = "0.1.0"
@@ -35,25 +33,6 @@ _NAMES = {
 _PACKAGES = ("distributed", "games", "manifolds", "problems", "sets", "solvers", "sparse",
              "testing", "transport", "validation")
 
-#: the packages whose modules register methods
-_METHOD_PACKAGES = (".solvers", ".sparse", ".transport")
-
 __all__ = list(_NAMES) + [p for p in _PACKAGES
                           if p not in ("distributed", "testing", "validation")]
-
-
-def __getattr__(name):
-    if name in _PACKAGES:
-        return importlib.import_module(f".{name}", __name__)
-    if name not in _NAMES:
-        raise AttributeError(f"module 'jitopt' has no attribute {name!r}")
-    if _NAMES[name] == "._core.registry":
-        for package in _METHOD_PACKAGES:
-            importlib.import_module(package, __name__)
-    value = getattr(importlib.import_module(_NAMES[name], __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_NAMES) | set(_PACKAGES))
+__getattr__, __dir__ = lazy_names(__name__, {**_NAMES, **{p: f".{p}" for p in _PACKAGES}})

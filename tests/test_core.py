@@ -134,7 +134,10 @@ def test_result_fields_and_history():
     a, fopt = rayleigh()
     problem = jitopt.Problem(Sphere(6), lambda x: -x @ a @ x, lambda x: -2 * a @ x)
     res = jitopt.solvers.rgd(problem, rng=0, gtol=1e-9, history=True)
-    assert isinstance(res, scipy.optimize.OptimizeResult)
+    assert isinstance(res, dict) and res.fun is res["fun"]
+    assert repr(res).splitlines()[0].strip().startswith("message:")
+    with pytest.raises(AttributeError, match="no_such_field"):
+        res.no_such_field
     for key in ("x", "fun", "stationarity", "stationarity_measure", "success", "status",
                 "message", "nit", "nfev", "njev", "nifo", "time"):
         assert key in res

@@ -27,13 +27,27 @@ def is_package(name):
     return MODULES.get(name) is not None and MODULES[name].name == "__init__.py"
 
 
+def lazy_targets(node, package):
+    """The modules named by a package's table of lazily loaded names (``_NAMES = {name:
+    ".module"}``, read by ``jitopt._lazy.lazy_names``): imports made on first access."""
+    if not (isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "_NAMES"
+                                                 for t in node.targets)):
+        return []
+    return [f"{package}{c.value}" for c in ast.walk(node.value)
+            if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            and c.value.startswith(".")]
+
+
 def imported(name):
-    """The jitopt modules that module ``name`` imports anywhere (function bodies too)."""
+    """The jitopt modules that module ``name`` imports anywhere (function bodies too, and
+    the lazily loaded names of a package)."""
     path = MODULES[name]
     package = name if is_package(name) else name.rpartition(".")[0]
     out = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
+        if lazy_targets(node, package):
+            targets = lazy_targets(node, package)
+        elif isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -84,7 +98,7 @@ def unit(name):
 
 def test_the_graph_sees_the_imports():
     assert "jitopt._core.result" in GRAPH["jitopt._core.registry"]
-    assert "jitopt.solvers.rgd" in GRAPH["jitopt.solvers"]
+    assert "jitopt.solvers._rgd" in GRAPH["jitopt.solvers"]
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
@@ -120,6 +134,18 @@ def test_dependencies_point_one_way(lower, higher):
         if unit(name) == lower:
             bad = sorted(t for t in targets if unit(t) in higher)
             assert not bad, f"{name} imports {bad}"
+
+
+def test_each_method_module_registers_its_methods():
+    # the registry imports a method's module by name when the method is first asked for
+    # (METHOD_MODULES): a lookup, not an import edge, so it is checked here instead
+    from jitopt._core import registry
+
+    for name, module in registry.METHOD_MODULES.items():
+        assert module in MODULES, name
+        method = jitopt.get_method(name)
+        assert method.solver.__module__ == module, (name, method.solver.__module__)
+    assert set(registry._METHODS) == set(registry.METHOD_MODULES)
 
 
 def test_validation_is_a_leaf():

@@ -11,7 +11,7 @@ import jitopt
 from jitopt import FiniteSumProblem, Problem, Status
 from jitopt.manifolds import Euclidean, Grassmann, Orthogonal, Stiefel
 from jitopt.problems import linear_cost, pca, procrustes
-from jitopt.solvers.rsdm import block_gradient, exact_block, haar_frame
+from jitopt.solvers import block_gradient, exact_block, haar_frame
 from jitopt.solvers import rsdm
 
 

@@ -32,6 +32,10 @@ class BaseProblem:
     OracleCounts(nfev=0, njev=0, nifo=0, nhev=0)
     """
 
+    #: the method :func:`jitopt.minimize` runs when none is given (``None``: the first
+    #: method of :func:`jitopt.available_methods` that takes the problem)
+    default_method = None
+
     def __init__(self):
         self.counts = OracleCounts()
 
@@ -165,6 +169,9 @@ class Problem(BaseProblem):
     """
 
     n_samples = 1
+    #: the fastest method of the Riemannian benchmark (docs/theory/riemannian); ``rtr`` on
+    #: :class:`~jitopt.manifolds.FixedRankEmbedded`
+    default_method = "rlbfgs"
 
     def __init__(self, manifold, cost, egrad=None, *, cost_and_egrad=None, ehess=None,
                  fopt=None, xopt=None, egrad_rows=None, cost_change=None, block_affine=None):
@@ -403,6 +410,7 @@ class FiniteSumProblem(Problem):
 
     #: Compiled per-sample oracles of a built-in problem, or ``None`` (see Notes).
     sample_kernel = None
+    default_method = "rgd"
 
     def __init__(self, manifold, cost, egrad, n_samples, *, fopt=None, xopt=None):
         if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):

@@ -1,12 +1,12 @@
 """The method registry, :func:`minimize`, and scipy-compatible method callables."""
 
 import functools
+import importlib
 import inspect
 import warnings
 from collections.abc import Mapping
 
 import numpy as np
-from scipy.optimize import OptimizeWarning
 
 from ..validation import check_real
 from ..manifolds import Euclidean, FixedRankEmbedded, Manifold
@@ -15,6 +15,23 @@ from .problem import BaseProblem, Problem
 from .result import _run_frames, _wants_intermediate_result
 
 __all__ = ["register_method", "get_method", "available_methods", "minimize", "Method"]
+
+#: every method's name and the module that registers it, in the order
+#: :func:`available_methods` lists them; a module is imported when one of its methods is
+#: first asked for, so that a call loads only the solver it runs
+METHOD_MODULES = {
+    "rgd": "jitopt.solvers._rgd",
+    "rlbfgs": "jitopt.solvers._rlbfgs",
+    "rcg": "jitopt.solvers._rcg",
+    "rtr": "jitopt.solvers._rtr",
+    "rsdm": "jitopt.solvers._rsdm",
+    **{name: "jitopt.solvers.serena" for name in (
+        "srge", "r-sgd", "r-svrg", "r-srg", "r-srm", "r-srvrg", "r-svrrm", "r-hybrid-sgd")},
+    "online_dca": "jitopt.solvers.dc",
+    "evi": "jitopt.solvers._evi",
+    "iht": "jitopt.sparse._iht",
+    "wdha": "jitopt.transport._wdha",
+}
 
 _METHODS = {}
 
@@ -135,6 +152,8 @@ def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=Non
     def decorator(solver):
         if name in _METHODS:
             raise ValueError(f"a method named {name!r} is already registered")
+        if name not in METHOD_MODULES:
+            raise ValueError(f"method {name!r} is not listed in METHOD_MODULES")
 
         @functools.wraps(solver)
         def run(problem, x0=None, **options):
@@ -183,7 +202,9 @@ def available_methods(problem=None):
     >>> "rgd" in jitopt.available_methods(problem), "iht" in jitopt.available_methods(problem)
     (True, False)
     """
-    return tuple(name for name, m in _METHODS.items() if problem is None or m.takes(problem))
+    if problem is None:
+        return tuple(METHOD_MODULES)
+    return tuple(name for name in METHOD_MODULES if get_method(name).takes(problem))
 
 
 def get_method(method):
@@ -210,10 +231,12 @@ def get_method(method):
     if not isinstance(method, str):
         raise TypeError(f"method must be a string or a jitopt Method, got {type(method).__name__}")
     key = method.lower()
-    if key not in _METHODS:
+    if key not in METHOD_MODULES:
         raise ValueError(
-            f"Unknown method {method!r}; available methods: {', '.join(_METHODS)}"
+            f"Unknown method {method!r}; available methods: {', '.join(METHOD_MODULES)}"
         )
+    if key not in _METHODS:
+        importlib.import_module(METHOD_MODULES[key])
     return _METHODS[key]
 
 
@@ -298,39 +321,31 @@ def minimize(fun, x0=None, args=(), jac=None, method=None, manifold=None, tol=No
         if given:
             raise TypeError(f"{', '.join(given)} cannot be given with a problem object: "
                             f"its oracles and domain are part of it")
-        if method is None:
-            names = available_methods(fun)
-            if not names:
-                raise TypeError(f"no registered method takes a {type(fun).__name__}")
-            method = _default_method(fun, names)
-        method = get_method(method)
+        method = get_method(_default_method(fun) if method is None else method)
         _check_takes(method, fun)
         if hasattr(fun, "manifold"):
             x0 = _checked_start(fun.manifold, x0, options)
         _set_tol(method, tol, options)
         return method.solver(fun, x0, callback=callback, **_known(method, options))
-    method = get_method(_smooth_default(manifold) if method is None else method)
-    return _minimize(fun, x0, args, jac, method, manifold, tol, callback, options)
+    if method is None:
+        method = "rtr" if isinstance(manifold, FixedRankEmbedded) else Problem.default_method
+    return _minimize(fun, x0, args, jac, get_method(method), manifold, tol, callback, options)
 
 
-#: the default of :func:`minimize` for a smooth deterministic problem (a plain Problem or a
-#: callable): the fastest method of the Riemannian benchmark (docs/theory/riemannian)
-DEFAULT_METHOD = "rlbfgs"
-
-
-def _default_method(problem, names):
-    """The smooth default for a plain :class:`Problem` that ``DEFAULT_METHOD`` takes, else
-    the first of ``names`` (the methods that take ``problem``, in registration order)."""
-    if type(problem) is Problem and DEFAULT_METHOD in names:
-        return _smooth_default(problem.manifold)
-    return names[0]
-
-
-def _smooth_default(manifold):
-    """``DEFAULT_METHOD``, but ``rtr`` on the fixed-rank matrices, where the L-BFGS pairs
-    moved by projection help little (``rtr`` is the fastest there in the benchmark's
-    completion case, with or without ``ehess``)."""
-    return "rtr" if isinstance(manifold, FixedRankEmbedded) else DEFAULT_METHOD
+def _default_method(problem):
+    """The problem type's ``default_method``, else the first method that takes ``problem``;
+    ``rtr`` in place of ``rlbfgs`` on the fixed-rank matrices, where the L-BFGS pairs moved
+    by projection help little (``rtr`` is the fastest there in the benchmark's completion
+    case, with or without ``ehess``)."""
+    name = problem.default_method
+    if name is None:
+        names = available_methods(problem)
+        if not names:
+            raise TypeError(f"no registered method takes a {type(problem).__name__}")
+        name = names[0]
+    if name == "rlbfgs" and isinstance(problem.manifold, FixedRankEmbedded):
+        return "rtr"
+    return name
 
 
 def _checked_start(manifold, x0, options):
@@ -353,6 +368,8 @@ def _known(method, options):
     """``options`` without those the method does not take (with an OptimizeWarning)."""
     unknown = [k for k in options if k not in method.options]
     if unknown:
+        from scipy.optimize import OptimizeWarning  # scipy.optimize takes 0.3 s to import
+
         warnings.warn(f"Unknown solver options: {', '.join(unknown)}", OptimizeWarning,
                       stacklevel=4)
     return {k: v for k, v in options.items() if k in method.options}

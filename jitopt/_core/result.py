@@ -15,7 +15,6 @@ import threading
 import time
 
 import numpy as np
-import scipy.optimize
 
 __all__ = ["OptimizeResult", "Status", "History", "Monitor", "OracleError", "NonFiniteOracle"]
 
@@ -150,8 +149,12 @@ class NonFiniteOracle(OracleError):
     status = Status.NONFINITE
 
 
-class OptimizeResult(scipy.optimize.OptimizeResult):
-    """Result of a jitopt solver: a :class:`scipy.optimize.OptimizeResult` with more fields.
+class OptimizeResult(dict):
+    """Result of a jitopt solver: a dict with attribute access, with the fields of
+    :class:`scipy.optimize.OptimizeResult` and more.
+
+    It is not a subclass of scipy's class (importing :mod:`scipy.optimize` would add about
+    0.3 s to every first call), but reads and prints the same way.
 
     Attributes
     ----------
@@ -192,6 +195,30 @@ class OptimizeResult(scipy.optimize.OptimizeResult):
     >>> len(res.history["fun"]) == res.nit + 1
     True
     """
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    __setattr__ = dict.__setitem__
+    __delattr__ = dict.__delitem__
+
+    def __dir__(self):
+        return list(self.keys())
+
+    def __repr__(self):
+        if not self:
+            return f"{type(self).__name__}()"
+        first = ("message", "success", "status", "fun", "x", "nit")
+        keys = [k for k in first if k in self] + sorted(k for k in self if k not in first)
+        width = max(len(k) for k in keys)
+        lines = []
+        for key in keys:
+            text = repr(self[key]).replace("\n", "\n" + " " * (width + 2))
+            lines.append(f"{key:>{width}}: {text}")
+        return "\n".join(lines)
 
 
 class History:

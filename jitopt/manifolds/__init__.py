@@ -11,18 +11,18 @@ raises a clear error for an array that is not a point (tolerance ``atol``), and
 ``closest_point`` maps an array to the nearest point where that is cheap.
 """
 
-from ._base import Manifold
-from ._complex import ComplexCircle, ComplexGrassmann, HermitianPositiveDefinite, UnitaryGroup
-from ._euclidean import Euclidean, Sphere
-from ._fixed_rank import FixedRankEmbedded
-from ._hyperbolic import PoincareBall
-from ._oblique import Elliptope, Oblique, PSDFixedRank
-from ._product import Product
-from ._spd import SPD
-from ._stiefel import Grassmann, Orthogonal, Stiefel
-from ._vector_spaces import Positive, SkewSymmetric, Symmetric
+from .._lazy import lazy_names
 
-__all__ = ["Manifold", "Euclidean", "Sphere", "Stiefel", "Grassmann", "Orthogonal", "SPD"]
-__all__ += ["Product", "Oblique", "Elliptope", "FixedRankEmbedded", "PSDFixedRank",
-            "PoincareBall", "Positive", "Symmetric", "SkewSymmetric"]
-__all__ += ["ComplexCircle", "UnitaryGroup", "ComplexGrassmann", "HermitianPositiveDefinite"]
+_NAMES = {
+    "Manifold": "._base", "Euclidean": "._euclidean", "Sphere": "._euclidean",
+    "Stiefel": "._stiefel", "Grassmann": "._stiefel", "Orthogonal": "._stiefel", "SPD": "._spd",
+    "Product": "._product", "Oblique": "._oblique", "Elliptope": "._oblique",
+    "PSDFixedRank": "._oblique", "FixedRankEmbedded": "._fixed_rank",
+    "PoincareBall": "._hyperbolic", "Positive": "._vector_spaces",
+    "Symmetric": "._vector_spaces", "SkewSymmetric": "._vector_spaces",
+    "ComplexCircle": "._complex", "UnitaryGroup": "._complex", "ComplexGrassmann": "._complex",
+    "HermitianPositiveDefinite": "._complex",
+}
+
+__all__ = list(_NAMES)
+__getattr__, __dir__ = lazy_names(__name__, _NAMES)

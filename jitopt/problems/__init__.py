@@ -7,20 +7,21 @@ barycenters (:class:`BarycenterProblem`). The ready-made problems have compiled 
 known optima (``problem.fopt``, ``problem.xopt``), used by the tour, the tests, the docs and
 the benchmarks. Nothing here imports a solver."""
 
-from ._barycenter import BarycenterProblem
-from ._dc import DCProblem, online_sparse_robust_regression
-from ._dc_penalties import MCP, SCAD, CappedL1, DCPenalty, L1MinusL2
-from ._finite_sum import (commuting_spd_samples, finite_sum_pca, karcher_mean,
-                          leading_eigenvector, robust_pca, spiked_samples)
-from ._matrix import brockett, linear_cost, pca, procrustes, spectrum_matrix
-from ._sparse import LeastSquares, Logistic, least_squares, logistic, sparse_regression_data
-from ._stream import StreamProblem
-from ._vi import AffineOperator, NormalFormOperator, VIProblem
+from .._lazy import lazy_names
 
-__all__ = ["pca", "procrustes", "brockett", "linear_cost", "spectrum_matrix",
-           "finite_sum_pca", "leading_eigenvector", "robust_pca", "karcher_mean",
-           "spiked_samples", "commuting_spd_samples", "least_squares", "logistic",
-           "LeastSquares", "Logistic",
-           "sparse_regression_data", "online_sparse_robust_regression",
-           "StreamProblem", "DCProblem", "DCPenalty", "CappedL1", "SCAD", "MCP", "L1MinusL2",
-           "VIProblem", "AffineOperator", "NormalFormOperator", "BarycenterProblem"]
+_NAMES = {
+    "pca": "._matrix", "procrustes": "._matrix", "brockett": "._matrix",
+    "linear_cost": "._matrix", "spectrum_matrix": "._matrix", "finite_sum_pca": "._finite_sum",
+    "leading_eigenvector": "._finite_sum", "robust_pca": "._finite_sum",
+    "karcher_mean": "._finite_sum", "spiked_samples": "._finite_sum",
+    "commuting_spd_samples": "._finite_sum", "least_squares": "._sparse",
+    "logistic": "._sparse", "LeastSquares": "._sparse", "Logistic": "._sparse",
+    "sparse_regression_data": "._sparse", "online_sparse_robust_regression": "._dc",
+    "StreamProblem": "._stream", "DCProblem": "._dc", "DCPenalty": "._dc_penalties",
+    "CappedL1": "._dc_penalties", "SCAD": "._dc_penalties", "MCP": "._dc_penalties",
+    "L1MinusL2": "._dc_penalties", "VIProblem": "._vi", "AffineOperator": "._vi",
+    "NormalFormOperator": "._vi", "BarycenterProblem": "._barycenter",
+}
+
+__all__ = list(_NAMES)
+__getattr__, __dir__ = lazy_names(__name__, _NAMES)

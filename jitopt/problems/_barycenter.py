@@ -120,6 +120,8 @@ class BarycenterProblem(BaseProblem):
     ((4, 5), 2, 1.0)
     """
 
+    default_method = "wdha"
+
     def __init__(self, densities, weights=None):
         super().__init__()
         self.densities = as_density("densities", densities, ndim=3)

@@ -98,6 +98,8 @@ class DCProblem(BaseProblem):
     (1.5, 0.5)
     """
 
+    default_method = "online_dca"
+
     def __init__(self, stream, dim, *, loss="lad", huber_delta=1.0, penalty=None,
                  constraint=None, convex=None, concave=None, xopt=None, fopt=None,
                  limit_fun=None, name="DC problem"):

@@ -197,6 +197,8 @@ class VIProblem(BaseProblem):
     (2, True, array([-1.,  1.]))
     """
 
+    default_method = "evi"
+
     def __init__(self, operator, domain, *, dim=None):
         super().__init__()
         if not callable(operator):

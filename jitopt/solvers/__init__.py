@@ -9,18 +9,21 @@ expected variational inequalities (:class:`jitopt.problems.VIProblem`). The spar
 barycenter methods live in :mod:`jitopt.sparse` and :mod:`jitopt.transport`.
 """
 
-from .rgd import rgd
-from .rlbfgs import rlbfgs
-from .rcg import rcg
-from .rtr import rtr
-from .rsdm import rsdm
-from .serena import r_hybrid_sgd, r_sgd, r_srg, r_srm, r_srvrg, r_svrg, r_svrrm, srge
-from .dc import online_dca
-from .evi import evi
-from ._evi_cg import ColumnGeneration
-from ._evi_domains import EVIDomain
-from ._evi_gap import evi_gap
+from .._lazy import lazy_names
 
-__all__ = ["rgd", "rlbfgs", "rcg", "rtr",
-           "rsdm", "srge", "r_sgd", "r_svrg", "r_srg", "r_srm", "r_srvrg", "r_svrrm",
-           "r_hybrid_sgd", "online_dca", "evi", "evi_gap", "EVIDomain", "ColumnGeneration"]
+_NAMES = {
+    "rgd": "._rgd", "rlbfgs": "._rlbfgs", "rcg": "._rcg", "rtr": "._rtr",
+    "rsdm": "._rsdm", "block_gradient": "._rsdm_kernels", "exact_block": "._rsdm_kernels",
+    "haar_frame": "._rsdm_kernels",
+    **{name: ".serena" for name in ("srge", "r_sgd", "r_svrg", "r_srg", "r_srm", "r_srvrg",
+                                     "r_svrrm", "r_hybrid_sgd")},
+    "online_dca": ".dc",
+    "evi": "._evi", "evi_gap": "._evi_gap", "EVIDomain": "._evi_domains",
+    "ColumnGeneration": "._evi_cg",
+}
+
+#: RSDM's compiled block steps, documented as building blocks (docs/api/solvers.rst)
+_BLOCKS = ("block_gradient", "exact_block", "haar_frame")
+
+__all__ = [name for name in _NAMES if name not in _BLOCKS]
+__getattr__, __dir__ = lazy_names(__name__, _NAMES)
