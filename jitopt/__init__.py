@@ -8,11 +8,12 @@ when the method is first asked for, so that a call loads only the solver it runs
 """
 
 from ._lazy import lazy_names
-from ._numba_cache import ensure_cache_dir
+from ._numba_cache import ensure_cache_dir, log_compilations
 
 __version__ = "0.1.0"
 
 ensure_cache_dir()  # a read-only install run by a user without a writable home
+log_compilations()
 
 #: public name -> the module that defines it
 _NAMES = {

@@ -1,12 +1,19 @@
-"""A writable place for Numba's cache when the usual ones are not (run at ``import jitopt``,
-before Numba is imported; only the standard library is used)."""
+"""Numba's set-up, made at ``import jitopt`` before Numba is imported (only the standard
+library is used here): a writable place for its cache when the usual ones are not, and the
+logging of the compilations of jitopt's kernels."""
 
+import importlib.abc
+import importlib.util
+import logging
 import os
 import stat
 import sys
 import tempfile
+import time
 
-__all__ = ["ensure_cache_dir"]
+__all__ = ["ensure_cache_dir", "log_compilations"]
+
+logger = logging.getLogger("jitopt")
 
 
 def _writable_parent(path):
@@ -46,3 +53,65 @@ def ensure_cache_dir():
     if "numba" in sys.modules:  # Numba read the variable when it was imported
         sys.modules["numba"].config.CACHE_DIR = path
     return path
+
+
+def _register_listener(event):
+    """Log each compilation of a jitopt kernel on the ``jitopt`` logger: its start, and its
+    end with the time taken (INFO for a kernel compiled by a call of the user; the kernels
+    it compiles on the way are logged at DEBUG)."""
+
+    class CompileLog(event.Listener):
+        def __init__(self):
+            self.started = []
+
+        def on_start(self, ev):
+            name = _kernel_name(ev)
+            level = logging.INFO if not self.started else logging.DEBUG
+            self.started.append(time.perf_counter())
+            if name:
+                logger.log(level, "compiling %s (first use with these argument types; "
+                           "Numba caches it for later runs)", name)
+
+        def on_end(self, ev):
+            elapsed = time.perf_counter() - self.started.pop()
+            name = _kernel_name(ev)
+            if name:
+                logger.log(logging.INFO if not self.started else logging.DEBUG,
+                           "compiled %s in %.1f s", name, elapsed)
+
+    event.register("numba:compile", CompileLog())
+
+
+def _kernel_name(ev):
+    func = ev.data["dispatcher"].py_func
+    return f"{func.__module__}.{func.__qualname__}" if func.__module__.startswith(
+        "jitopt") else None
+
+
+class _AfterNumbaImport(importlib.abc.MetaPathFinder):
+    """Registers the compile log once Numba's event module is imported (by the first
+    kernel module), so that ``import jitopt`` need not import Numba."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "numba.core.event":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            _register_listener(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def log_compilations():
+    """Log the compilations of jitopt's kernels on the ``jitopt`` logger (at ``import
+    jitopt``): ``logging.basicConfig(level=logging.INFO)`` shows each kernel a call
+    compiles, and how long it took."""
+    if "numba.core.event" in sys.modules:
+        _register_listener(sys.modules["numba.core.event"])
+    elif not any(isinstance(f, _AfterNumbaImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterNumbaImport())

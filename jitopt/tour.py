@@ -32,8 +32,8 @@ def rgd():
 
 
 def riemannian():
-    """Procrustes on SO(30) with an exact Hessian: rlbfgs and rtr (rcg alike) against the
-    closed form."""
+    """Procrustes on SO(30) with an exact Hessian: rlbfgs, rcg and rtr against the closed
+    form."""
     rng = np.random.default_rng(0)
     A = rng.standard_normal((60, 30))
     B = A @ np.linalg.qr(rng.standard_normal((30, 30)))[0] + 0.1 * rng.standard_normal((60, 30))
@@ -42,12 +42,12 @@ def riemannian():
     problem = Problem(base.manifold, None, None, cost_and_egrad=base.cost_and_egrad,
                       ehess=lambda x, u: 2.0 * (ata @ u), fopt=base.fopt)
     x0 = problem.manifold.random_point(1)
-    a = solvers.rlbfgs(problem, x0, gtol=1e-8)
-    b = solvers.rtr(problem, x0, gtol=1e-8)
-    gap = max(abs(r.fun - problem.fopt) for r in (a, b)) / abs(problem.fopt)
-    return ("rlbfgs, rtr", "Procrustes on SO(30)",
-            f"{'converged' if a.success and b.success else 'FAILED'}, {a.nit} / {b.nit} it.",
-            gap, "rel. gap")
+    runs = [solver(problem, x0, gtol=1e-8) for solver in (solvers.rlbfgs, solvers.rcg,
+                                                           solvers.rtr)]
+    gap = max(abs(r.fun - problem.fopt) for r in runs) / abs(problem.fopt)
+    return ("rlbfgs/rcg/rtr", "Procrustes on SO(30)",
+            f"{'converged' if all(r.success for r in runs) else 'FAILED'}, "
+            f"{' / '.join(str(r.nit) for r in runs)} it.", gap, "rel. gap")
 
 
 def rsdm():
@@ -130,3 +130,9 @@ def dc():
 
 #: the entries of ``python -m jitopt``, in order
 TOUR = (rgd, riemannian, rsdm, serena, wdha, sparse, evi, dc)
+
+#: the entry that compiles each method's kernels (``python -m jitopt --compile``)
+ENTRY_OF = {"rgd": rgd, "rlbfgs": riemannian, "rcg": riemannian, "rtr": riemannian,
+            "rsdm": rsdm, "wdha": wdha, "iht": sparse, "evi": evi, "online_dca": dc,
+            **{name: serena for name in ("srge", "r-sgd", "r-svrg", "r-srg", "r-srm",
+                                         "r-srvrg", "r-svrrm", "r-hybrid-sgd")}}

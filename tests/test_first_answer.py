@@ -1,0 +1,116 @@
+"""What a user meets first, kept from coming back: a first call imports only what it needs,
+each kernel on the tour's path compiles once per task, the compile log and the command that
+prepares the cache work."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import jitopt
+from jitopt.__main__ import compile_kernels
+from jitopt.tour import ENTRY_OF, TOUR
+
+
+def run_python(code, cache_dir=None):
+    """The lines ``python -c code`` prints (its stdout and stderr), in a fresh process with
+    Numba's cache in ``cache_dir`` (by default the one of this process)."""
+    env = dict(os.environ, **({"NUMBA_CACHE_DIR": str(cache_dir)} if cache_dir else {}))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env)
+    return out.stdout.strip().splitlines(), out.stderr.strip().splitlines()
+
+
+#: what a smooth problem solved by minimize's default never needs
+NOT_NEEDED = ("scipy.optimize", "cvxpy", "highspy", "sklearn", "matplotlib", "jax", "dask",
+              "jitopt.sparse", "jitopt.transport", "jitopt.games", "jitopt.distributed",
+              "jitopt.problems", "jitopt.solvers.serena", "jitopt.solvers._evi",
+              "jitopt.solvers.dc", "jitopt.solvers._rgd", "jitopt.solvers._rsdm")
+
+
+@pytest.mark.parametrize("setup, call", [
+    ("import numpy as np; A = np.diag(np.arange(1.0, 6.0))",
+     "jitopt.minimize(lambda x: 0.5 * x @ A @ x - x.sum(), np.zeros(5), jac=lambda x: A @ x - 1)"),
+    ("import numpy as np; from jitopt.manifolds import Stiefel; A = np.diag(np.arange(8.0)); "
+     "M = Stiefel(8, 2); p = jitopt.Problem(M, lambda X: -np.sum(X * (A @ X)), "
+     "lambda X: -2 * A @ X)",
+     "jitopt.minimize(p, M.random_point(rng=0))"),
+], ids=["euclidean", "stiefel"])
+def test_a_first_minimize_imports_only_what_it_runs(setup, call):
+    code = (f"import sys, jitopt; {setup}; res = {call}; print(res.success); "
+            f"print(','.join(m for m in {NOT_NEEDED!r} if m in sys.modules))")
+    success, loaded = (run_python(code)[0] + [""])[:2]
+    assert success == "True"
+    assert loaded == ""
+
+
+def test_each_kernel_compiles_once_per_tour_entry():
+    # the number of specialisations each jitopt kernel gains while one tour entry runs
+    # (compiled or loaded from the cache alike): a second one means that some argument
+    # reaches it with another type (layout, dtype, read-only flag) and compiles twice
+    code = """
+import json, sys
+from numba.core.dispatcher import Dispatcher
+from jitopt.tour import TOUR
+
+def counts():
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if name.startswith("jitopt") and module is not None:
+            for obj in vars(module).values():
+                if isinstance(obj, Dispatcher):
+                    f = obj.py_func
+                    found[f"{f.__module__}.{f.__qualname__}"] = len(obj.overloads)
+    return found
+
+out = {}
+for entry in TOUR:
+    before = counts()
+    entry()
+    after = counts()
+    out[entry.__name__] = {k: n - before.get(k, 0) for k, n in after.items()
+                           if n - before.get(k, 0) > 1}
+print(json.dumps(out))
+"""
+    twice = json.loads(run_python(code)[0][-1])
+    assert set(twice) == {entry.__name__ for entry in TOUR}
+    assert twice == {name: {} for name in twice}
+
+
+def test_every_method_has_an_entry_that_compiles_it():
+    assert set(ENTRY_OF) == set(jitopt.available_methods())
+    assert set(ENTRY_OF.values()) <= set(TOUR)
+
+
+def test_compile_command_checks_its_methods():
+    with pytest.raises(ValueError, match="unknown methods nope"):
+        compile_kernels(["rgd", "nope"])
+
+
+def test_compile_command_fills_the_cache(tmp_path):
+    # a fresh cache, filled by the command; the tour entry then loads every kernel it
+    # runs from there and compiles none
+    code = ("import jitopt.__main__ as m; m.main(['--compile', 'RGD']); "
+            "from numba.core.dispatcher import Dispatcher; import sys; from jitopt import tour; "
+            "tour.rgd(); ds = [o for n, mod in list(sys.modules.items()) "
+            "if n.startswith('jitopt') and mod for o in vars(mod).values() "
+            "if isinstance(o, Dispatcher)]; "
+            "print(sum(sum(d.stats.cache_misses.values()) for d in ds))")
+    first = run_python(code, tmp_path)[0]
+    assert first[0].startswith("compiled the kernels of RGD") and str(tmp_path) in first[0]
+    assert run_python(code, tmp_path)[0][-1] == "0"
+
+
+def test_compilations_are_logged(tmp_path):
+    # a kernel compiled (in an empty cache) is logged on the "jitopt" logger
+    code = """
+import logging, numpy as np
+logging.basicConfig(level=logging.INFO, format="%(name)s %(message)s")
+from jitopt.manifolds import _kernels
+_kernels.sym(np.eye(2))
+"""
+    lines = [line for line in run_python(code, tmp_path)[1] if "manifolds._kernels.sym" in line]
+    assert lines[0].startswith("jitopt compiling jitopt.manifolds._kernels.sym")
+    assert lines[1].startswith("jitopt compiled jitopt.manifolds._kernels.sym in ")
