@@ -146,9 +146,7 @@ def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=Non
             except Exception as err:
                 if not frames[-1]:
                     raise  # before the start: a usage error
-                fallback = None if x0 is None else np.array(
-                    x0, dtype=complex if np.iscomplexobj(x0) else float)
-                return frames[-1][0].fault_result(err, fallback)
+                return frames[-1][0].fault_result(err)
             finally:
                 frames.pop()
 
