@@ -96,7 +96,7 @@ def test_wdha_barycenter(fault, seed):
         np.testing.assert_allclose(bary, expected, rtol=1e-9, atol=1e-15)
 
     exercise(GROUP, "wdha_barycenter", fault, arg, lambda x: T.wdha_barycenter(x, numItermax=10),
-             ("A", "densities"), check)
+             ("A",), check)
 
 
 @pytest.mark.parametrize("fault", FAULTS + ("negative", "mass"))

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 from scipy.optimize import OptimizeWarning
 
-from ..validation import check_real
+from ..validation import as_array, check_real
 from ..manifolds import Euclidean, FixedRankEmbedded, Manifold
 from ..manifolds._base import manifold_type_error
 from .problem import BaseProblem, Problem
@@ -336,7 +336,7 @@ def _checked_start(manifold, x0, options):
     point_tol = options.pop("point_tol", None)
     if point_tol is not None:
         point_tol = check_real("point_tol", point_tol, low=0.0)
-    if x0 is None or (point_tol is None and np.asarray(x0).dtype == np.float64):
+    if x0 is None or (point_tol is None and as_array("x0", x0).dtype == np.float64):
         return x0
     return manifold.validate_point(x0, "x0", atol=point_tol)
 
@@ -373,7 +373,7 @@ def _minimize(fun, x0, args, jac, method, manifold, tol, callback, options):
         raise manifold_type_error(manifold)
     if isinstance(x0, tuple) and hasattr(manifold, "pack"):
         x0 = manifold.pack(x0)  # the parts of a Product point
-    x0 = np.asarray(x0)
+    x0 = as_array("x0", x0)
     if x0.ndim == 0:
         x0 = x0.reshape(1)
     if manifold is None:

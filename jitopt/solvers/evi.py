@@ -24,7 +24,7 @@ import numpy as np
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
 from ..problems import VIProblem
-from ..validation import check_choice, check_int, check_real, check_rng
+from ..validation import check_array, check_choice, check_int, check_real, check_rng
 from . import _evi_kernels as _k
 from ._evi_domains import EVIDomain
 from ._evi_eah import eah
@@ -177,7 +177,7 @@ def evi(problem, x0=None, *, deviations="linear", method="ggm", learner="rm+",
     gen = None if rng is None else check_rng(rng)
     y0 = None
     if x0 is not None:
-        x0 = np.array(x0, dtype=float)
+        x0 = check_array("x0", x0)
         if x0.shape != (dom.d,) or not np.isfinite(x0).all() or \
                 not problem.domain.contains(x0, 1e-9):
             raise ValueError(f"x0 must be a point of the domain of shape ({dom.d},)")

@@ -47,8 +47,8 @@ def _scheduled(step, k):
         value = step(k)
     except Exception as err:
         raise OracleError(f"The step schedule step({k}) raised an exception") from err
-    a = np.asarray(value) if not isinstance(value, str) else None
-    eta = float(a) if a is not None and a.shape == () and a.dtype.kind in "fiu" else np.nan
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    eta = float(value) if real else np.nan
     if not (np.isfinite(eta) and eta > 0):
         raise OracleError(f"The step schedule step({k}) must return a positive finite "
                           f"number, got {value!r}")
