@@ -147,8 +147,10 @@ def check_rng(rng):
     >>> bool(check_rng(3).integers(10) == check_rng(3).integers(10))
     True
     """
-    if rng is None or isinstance(rng, (numbers.Integral, np.random.Generator,
-                                       np.random.SeedSequence)):
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng < 0:
+        raise ValueError(f"rng must be a nonnegative int seed, got {rng}")
+    if rng is None or (isinstance(rng, (numbers.Integral, np.random.Generator,
+                                        np.random.SeedSequence)) and not isinstance(rng, bool)):
         return np.random.default_rng(rng)
     raise TypeError(f"rng must be None, an int seed or a numpy.random.Generator, "
                     f"got {type(rng).__name__}")

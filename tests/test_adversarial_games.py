@@ -294,3 +294,25 @@ def test_concave_game_with_a_faulty_gradient(fault):
         assert not res.success and "operator" in res.message
     else:
         assert res.success and np.allclose(res.x, 0.25, atol=1e-2)
+
+
+@SETTINGS
+@given(key=st.one_of(st.tuples(st.integers(-2, 4), st.integers(-2, 4)),
+                     st.tuples(st.booleans(), st.booleans()), st.tuples(scalars, scalars),
+                     st.sampled_from(["01", (0,), (0, 1, 2), None, frozenset({0, 1}),
+                                      (np.int64(0), np.uint8(1))])))
+def test_polymatrix_edge_keys(key):
+    """An edge key is a pair of distinct player indices: anything else is refused naming
+    the edge(s); a legal key gives the payoff of that edge."""
+    COUNTS["games:PolymatrixGame(edges keys)"] += 1
+    A01 = np.array([[1.0, -2.0], [0.5, 3.0]])
+    game = maybe_refused(lambda: PolymatrixGame([2, 2], {key: A01}), "edge")
+    if game is None:
+        return
+    i, j = (int(k) for k in key)
+    assert sorted(game.edges) == [(i, j)] and i != j
+    x = np.array([0.25, 0.75, 0.6, 0.4])
+    blocks = (x[:2], x[2:])
+    expected = np.zeros(2)
+    expected[i] = blocks[i] @ A01 @ blocks[j]
+    np.testing.assert_allclose(game.expected_payoffs(x), expected, rtol=1e-14)

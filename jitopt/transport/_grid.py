@@ -400,7 +400,9 @@ def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=Fa
         discretisation floor instead of reaching zero.)
     sigma : float, optional
         Initial step size (default :math:`4/\max(a, b)` for densities of mean one). A step
-        so small that the first iteration leaves the potentials unchanged is refused.
+        with which the iterations stall at a dual value no higher than at the start (too
+        small to move the potentials, or so large that they jam), or reach one above the
+        largest possible value, is refused: a ``ValueError`` naming ``sigma``.
     verbose : bool, default False
         Print the dual value and residuals every 10 iterations.
     log : bool, default False
@@ -448,12 +450,19 @@ def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=Fa
     psi = q.copy()
     duals, errs = [], []
     sigma0 = sigma
+    start = _kernels.dual_value(phi, psi, a, b)
     old, sigma, it, converged = _back_and_forth(a, b, phi, psi, sigma, numItermax, stopThr,
                                                 duals, errs, verbose)
-    if duals[0] == 0.0 and max(errs[0]) > 0.0:  # a == b has zero residuals
-        raise ValueError(f"sigma = {sigma0:g} is too small: the first step leaves the "
-                         f"potentials unchanged, and the dual value at 0 (give a larger sigma, "
-                         f"or leave the default {4.0 / max(a.max(), b.max()):g})")
+    # W2^2 is at most the largest squared distance between two cell centres
+    top = sum(((n - 1) / n) ** 2 for n in a.shape)
+    stalled = converged and not old > start and np.max(errs) > 0.0  # (a == b: no residual)
+    if stalled or not 2.0 * old <= top * (1 + 1e-9):
+        why = (f"stalled after {it} iterations at a dual value {old:.3e} no higher than at "
+               f"the start ({start:.3e})" if stalled else
+               f"diverged: W2^2 would be {2.0 * old:.3e}, above the largest squared distance "
+               f"{top:.3g} between two cells")
+        raise ValueError(f"sigma = {sigma0:g} made no progress: the iterations {why} (the "
+                         f"default sigma is {4.0 / max(a.max(), b.max()):g})")
     w2 = 2.0 * max(old, 0.0)  # W2² >= 0: an early iterate's dual value may be below it
     if not log:
         return w2
