@@ -23,7 +23,8 @@ from test_adversarial_faults import (COUNTS, FAULTS, PER_FAULT, SAME, SETTINGS, 
 GROUP = "manifolds"
 report = report_counts(GROUP)
 
-MATRIX = {"Stiefel": lambda k: Mf.Stiefel(5, 2, k=k), "Grassmann": lambda k: Mf.Grassmann(5, 2, k=k),
+MATRIX = {"Stiefel": lambda k: Mf.Stiefel(5, 2, k=k),
+          "Grassmann": lambda k: Mf.Grassmann(5, 2, k=k),
           "Orthogonal": lambda k: Mf.Orthogonal(3, k=k)}
 #: the array faults these methods refuse: NaN and inf are the retraction's to refuse (the
 #: projection is linear: NaN in, NaN out), scaled arrays are legal tangent vectors

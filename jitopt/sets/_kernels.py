@@ -336,9 +336,10 @@ def project_kernel(lo, hi, fpar, ipar, groups, idx, z, out):
     -----
     Called from Python, the function checks the types and dtypes of its arguments and
     runs the compiled kernel; called from Numba-compiled code (it is overloaded there) it
-    is the kernel itself, with no check beyond the kernel's. Numba removes the branches of an ``is None`` test on an argument at compile time, so a
-    caller compiles only the code of its set family: a box (``fpar`` None), balls without a
-    group ball (``groups`` None), or the general case.
+    is the kernel itself, with no check beyond the kernel's. Numba removes the branches
+    of an ``is None`` test on an argument at compile time, so a caller compiles only the
+    code of its set family: a box (``fpar`` None), balls without a group ball (``groups``
+    None), or the general case.
     """
     _check_types(lo, hi, fpar, ipar, groups, idx, z, out)
     project(lo, hi, fpar, ipar, groups, idx, z, out)

@@ -78,9 +78,10 @@ class IHTRegressor(RegressorMixin, _IHTBase):
     constraint, the orthant), ``X`` and ``y`` are each scaled by a power of two to entries
     of order one, exactly, and :math:`w` scaled back: the fit does not depend on the units
     of the data (``1e150 * X`` gives ``1e-150`` times the coefficients). A run that does not
-    end as designed gives a ``ConvergenceWarning`` with the solver's message. Gradients of sparse iterates come
-    from cached rows of the Gram matrix :math:`X^\top X/n` (one row per coordinate that ever
-    enters the support), so an iteration costs :math:`O(pk)` rather than :math:`O(np)`.
+    end as designed gives a ``ConvergenceWarning`` with the solver's message. Gradients of
+    sparse iterates come from cached rows of the Gram matrix :math:`X^\top X/n` (one row
+    per coordinate that ever enters the support), so an iteration costs :math:`O(pk)`
+    rather than :math:`O(np)`.
 
     Parameters
     ----------
