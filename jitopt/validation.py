@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_int", "check_real", "check_choice", "check_rng", "check_array",
+__all__ = ["check_int", "check_real", "check_choice", "check_rng", "as_array", "check_array",
            "check_limits", "as_c_float", "check_shape"]
 
 
@@ -147,11 +147,48 @@ def check_rng(rng):
     >>> bool(check_rng(3).integers(10) == check_rng(3).integers(10))
     True
     """
-    if rng is None or isinstance(rng, (numbers.Integral, np.random.Generator,
-                                       np.random.SeedSequence)):
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng < 0:
+        raise ValueError(f"rng must be a nonnegative int seed, got {rng}")
+    if rng is None or (isinstance(rng, (numbers.Integral, np.random.Generator,
+                                        np.random.SeedSequence)) and not isinstance(rng, bool)):
         return np.random.default_rng(rng)
     raise TypeError(f"rng must be None, an int seed or a numpy.random.Generator, "
                     f"got {type(rng).__name__}")
+
+
+def as_array(name, value):
+    """``numpy.asarray(value)``, with a ragged nesting of sequences refused by name (NumPy's
+    "inhomogeneous shape" error names no argument).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : array_like
+        The array.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    TypeError
+        For a ragged nesting of sequences.
+
+    Examples
+    --------
+    >>> from jitopt.validation import as_array
+    >>> as_array("A", [[1.0, 2.0], [3.0]])
+    Traceback (most recent call last):
+    ...
+    TypeError: A must be an array, got a ragged nesting of sequences
+    """
+    try:
+        return np.asarray(value)
+    except ValueError:
+        raise TypeError(f"{name} must be an array, got a ragged nesting of sequences") \
+            from None
 
 
 def check_array(name, value, ndim=None):
@@ -190,10 +227,11 @@ def check_array(name, value, ndim=None):
     ...
     ValueError: x0 must be finite (no NaN or inf)
     """
-    if np.iscomplexobj(value):
+    arr = as_array(name, value)
+    if arr.dtype.kind == "c":
         raise TypeError(f"{name} must be real, got a complex array")
     try:
-        arr = np.array(value, dtype=np.float64, order="C")
+        arr = np.array(arr, dtype=np.float64, order="C")
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be an array of real numbers") from None
     if ndim is not None and arr.ndim != ndim:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import jitopt
 from jitopt.games import NormalFormGame, PolymatrixGame, concave_game
 
-from test_adversarial_faults import (COUNTS, FAULTS, PER_FAULT, REFUSED, SETTINGS,
+from test_adversarial_faults import (COUNTS, FAULTS, PER_FAULT, REFUSED, SCALED, SETTINGS,
                                      exercise, healthy, inject, maybe_refused,
                                      refused_by_name, report_counts, scalars, scale, seeds)
 
@@ -246,19 +246,34 @@ def test_expected_payoffs(fault, seed):
     game = NormalFormGame([A, B])
     x = np.concatenate([rng.dirichlet(np.ones(2)), rng.dirichlet(np.ones(3))])
     arg = inject(fault, x, rng)
-    xh = healthy(fault, x) * scale(fault)
 
-    def check(u):  # the multilinear extension: exact off the simplices too
-        np.testing.assert_allclose(u, [xh[:2] @ A @ xh[2:], xh[:2] @ B @ xh[2:]],
-                                   rtol=1e-10)
+    def check(u):
+        np.testing.assert_allclose(u, [x[:2] @ A @ x[2:], x[:2] @ B @ x[2:]], rtol=1e-12)
 
-    if fault == "big":  # the products of two 1e300 entries overflow
+    if fault in SCALED + ("int",):  # no longer a mixed profile: no expected payoff
         COUNTS["games:expected_payoffs"] += 1
-        with np.errstate(over="ignore"):
-            u = maybe_refused(lambda: game.expected_payoffs(arg), "x")
-        assert u is None or not np.isfinite(u).all() or check(u) is None
+        refused_by_name(lambda: game.expected_payoffs(arg), "x")
         return
     exercise(GROUP, "expected_payoffs", fault, arg, game.expected_payoffs, ("x",), check)
+
+
+@pytest.mark.parametrize("kind", ["normal form", "polymatrix"])
+@PER_FAULT
+@given(seed=seeds, off=st.sampled_from([-1e-3, 1e-3, 0.5]))
+def test_expected_payoffs_refuse_what_is_not_a_profile(kind, seed, off):
+    """A vector off the product of simplices (a block with a negative entry or a mass not
+    1) has no expected payoff: refused by name, never the multilinear form's value."""
+    COUNTS["games:expected_payoffs(not a profile)"] += 1
+    rng = np.random.default_rng(seed)
+    A, B = two_player(seed)
+    game = NormalFormGame([A, B]) if kind == "normal form" else \
+        PolymatrixGame([2, 3], {(0, 1): A, (1, 0): B.T})
+    x = np.concatenate([rng.dirichlet(np.ones(2)), rng.dirichlet(np.ones(3))])
+    bad = x.copy()
+    bad[rng.integers(5)] += off
+    refused_by_name(lambda: game.expected_payoffs(bad), "x")
+    np.testing.assert_allclose(game.expected_payoffs(x), [x[:2] @ A @ x[2:], x[:2] @ B @ x[2:]],
+                               rtol=1e-12)
 
 
 @pytest.mark.parametrize("fault", FAULTS)
@@ -279,3 +294,25 @@ def test_concave_game_with_a_faulty_gradient(fault):
         assert not res.success and "operator" in res.message
     else:
         assert res.success and np.allclose(res.x, 0.25, atol=1e-2)
+
+
+@SETTINGS
+@given(key=st.one_of(st.tuples(st.integers(-2, 4), st.integers(-2, 4)),
+                     st.tuples(st.booleans(), st.booleans()), st.tuples(scalars, scalars),
+                     st.sampled_from(["01", (0,), (0, 1, 2), None, frozenset({0, 1}),
+                                      (np.int64(0), np.uint8(1))])))
+def test_polymatrix_edge_keys(key):
+    """An edge key is a pair of distinct player indices: anything else is refused naming
+    the edge(s); a legal key gives the payoff of that edge."""
+    COUNTS["games:PolymatrixGame(edges keys)"] += 1
+    A01 = np.array([[1.0, -2.0], [0.5, 3.0]])
+    game = maybe_refused(lambda: PolymatrixGame([2, 2], {key: A01}), "edge")
+    if game is None:
+        return
+    i, j = (int(k) for k in key)
+    assert sorted(game.edges) == [(i, j)] and i != j
+    x = np.array([0.25, 0.75, 0.6, 0.4])
+    blocks = (x[:2], x[2:])
+    expected = np.zeros(2)
+    expected[i] = blocks[i] @ A01 @ blocks[j]
+    np.testing.assert_allclose(game.expected_payoffs(x), expected, rtol=1e-14)

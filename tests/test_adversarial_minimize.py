@@ -243,3 +243,62 @@ def test_complex_or_nan_extra_arguments(args):
     res = jitopt.minimize(lambda x, a: rayleigh(x) * a, np.ones(3) / np.sqrt(3), args=args,
                           jac=lambda x, a: rayleigh_grad(x) * a, manifold=Sphere(3))
     assert not res.success and "cost" in res.message
+
+
+@pytest.mark.parametrize("method", METHODS + (None,))
+@pytest.mark.parametrize("oracle", ["fun", "jac"])
+@SETTINGS
+@given(k=st.integers(2, 8), value=st.sampled_from([np.nan, np.inf, -np.inf]))
+def test_a_single_nonfinite_value_ends_the_run(method, oracle, k, value):
+    """The defaults' case: ``fun`` or ``jac`` returns NaN or inf once, at its ``k``-th call,
+    and is healthy again after it. The Wolfe search of rlbfgs (minimize's default) and rcg
+    read it as a step too long and reported success; every method now ends with NONFINITE,
+    the best iterate before it in ``x``, its true cost in ``fun``."""
+    COUNTS[f"minimize:a NaN once ({method})"] += 1
+    calls = [0]
+
+    def faulty(f):
+        def wrapped(x):
+            calls[0] += 1
+            out = f(x)
+            return out * value if calls[0] == k else out
+        return wrapped
+
+    fun = faulty(rayleigh) if oracle == "fun" else rayleigh
+    jac = faulty(rayleigh_grad) if oracle == "jac" else rayleigh_grad
+    x0 = np.array([1.0, 1.0, 1.0]) / np.sqrt(3)
+    res = jitopt.minimize(fun, x0, jac=jac, method=method, manifold=Sphere(3))
+    if calls[0] < k:  # converged before the k-th call: nothing to see
+        check_result(res, Sphere(3), -3.0)
+        return
+    assert res.status == jitopt.Status.NONFINITE and not res.success, res.message
+    assert "non-finite" in res.message and ("cost" in res.message) == (oracle == "fun")
+    Sphere(3).check_point(res.x, atol=1e-10)
+    assert res.fun == pytest.approx(rayleigh(res.x), abs=1e-14) and res.fun <= rayleigh(x0)
+
+
+@SETTINGS
+@given(value=st.one_of(scalars, st.sampled_from([[0.1], np.array([0.1, 0.2]), "raise"])))
+def test_rsdm_step_schedule_values(value):
+    """A step schedule ``step(k)`` that raises or returns no positive finite number ends the
+    run with ORACLE_ERROR and a message naming ``step`` (it was an INNER_FAILURE with a raw
+    "could not convert string to float"); a legal one runs."""
+    COUNTS["minimize:rsdm(step=callable)"] += 1
+    problem = jitopt.problems.pca(np.diag([4.0, 3.0, 2.0, 1.0]), 2)
+
+    def step(k):
+        if isinstance(value, str) and value == "raise":
+            raise ZeroDivisionError("no step")
+        return value
+
+    res = jitopt.solvers.rsdm(problem, step=step, rng=0, maxiter=50)
+    legal = isinstance(value, (int, float, np.integer, np.floating)) and \
+        not isinstance(value, bool) and np.isfinite(value) and value > 0
+    if not legal:
+        assert res.status == jitopt.Status.ORACLE_ERROR and not res.success
+        assert "step schedule step(0)" in res.message, res.message
+        assert np.array_equal(res.x, problem.manifold.random_point(0))  # (rng=0: the start)
+        return
+    assert res.status != jitopt.Status.ORACLE_ERROR, res.message
+    if np.all(np.isfinite(res.x)):
+        problem.manifold.check_point(res.x, atol=1e-8)

@@ -326,3 +326,110 @@ def test_barycenter_problem(fault, seed):
     if fault == "int" and np.any(np.rint(4 * D).sum(axis=(1, 2)) <= 0):
         return
     exercise(GROUP, "BarycenterProblem", fault, arg, P.BarycenterProblem, ("densities",), check)
+
+
+RAGGED = ([[1.0, 2.0], [3.0]], [[[1.0, 0.0], [0.0, 1.0]], [[1.0]]])
+
+
+@pytest.mark.parametrize("entry, call, name", [
+    ("pca", lambda r: P.pca(r[0], 1), "A"),
+    ("brockett", lambda r: P.brockett(r[0], [1.0]), "A"),
+    ("finite_sum_pca", lambda r: P.finite_sum_pca(r[0], 1), "Z"),
+    ("karcher_mean", lambda r: P.karcher_mean(r[1]), "A"),
+    ("least_squares", lambda r: P.least_squares(r[0], [1.0, 2.0]), "X"),
+    ("AffineOperator", lambda r: P.AffineOperator(r[0]), "A"),
+    ("BarycenterProblem", lambda r: P.BarycenterProblem(r[1]), "densities"),
+    ("Polytope", lambda r: jitopt.sets.Polytope(r[0], [1.0, 1.0]), "A"),
+    ("Box", lambda r: jitopt.sets.Box(r[0], 1.0), "lower"),
+    ("NormalFormGame", lambda r: jitopt.games.NormalFormGame([r[0], r[0]]), "payoffs"),
+    ("minimize", lambda r: jitopt.minimize(lambda x: 0.0, r[0], jac=lambda x: x), "x0"),
+    ("check_point", lambda r: jitopt.manifolds.Stiefel(2, 1).check_point(r[0]), "x"),
+    ("IHTRegressor", lambda r: jitopt.sparse.IHTRegressor(1).fit(r[0], [1.0, 2.0]), "X"),
+])
+def test_a_ragged_nesting_of_lists_is_refused_by_name(entry, call, name):
+    """NumPy's "setting an array element with a sequence ... inhomogeneous shape" names no
+    argument: every entry point that reads an array refuses a ragged list by its name."""
+    COUNTS[f"problems:ragged {entry}"] += 1
+    err = refused_by_name(lambda: call(RAGGED), name)
+    assert "inhomogeneous" not in str(err) and str(err).startswith(name)
+
+
+def _stream(dim=3, complex_data=False):
+    data = np.random.default_rng(0).standard_normal((200, dim))
+    beta = np.linspace(1.0, 2.0, dim)
+
+    def sample(t, size, rng):
+        A = data[rng.integers(0, len(data), size)]
+        return (A + 1e-3j, A @ beta + 0j) if complex_data else (A, A @ beta)
+    return P.StreamProblem(sample)
+
+
+@SETTINGS
+@given(d=st.integers(1, 4), dim=st.one_of(st.none(), st.integers(0, 5)),
+       kind=st.sampled_from(["Box", "Box & L2Ball", "GroupNormBall"]))
+def test_dc_problem_constraint_dimension(d, dim, kind):
+    """A constraint set of a fixed dimension other than ``dim`` is refused by name; one of
+    any dimension or of the right one is accepted, and projections land in it."""
+    COUNTS["problems:DCProblem(constraint)"] += 1
+    n = d if dim is None else dim
+    if kind == "GroupNormBall" and n == 0:
+        return
+    cset = {"Box": lambda: jitopt.sets.Box(-np.ones(n), np.ones(n)) if dim is not None
+            else jitopt.sets.Box(-1.0, 1.0),
+            "Box & L2Ball": lambda: (jitopt.sets.Box(-np.ones(n), np.ones(n)) if dim is not None
+                                     else jitopt.sets.Box(-1.0, 1.0)) & jitopt.sets.L2Ball(1.0),
+            "GroupNormBall": lambda: jitopt.sets.GroupNormBall(np.arange(n), 1.0)}[kind]()
+    problem = maybe_refused(lambda: P.DCProblem(_stream(d), d, loss="squared",
+                                                constraint=cset), "constraint")
+    assert (problem is None) == (cset.dim is not None and cset.dim != d)
+    if problem is not None:
+        x = problem.project(np.full(d, 3.0))
+        assert x.shape == (d,) and cset.contains(x)
+
+
+def test_online_dca_refuses_complex_samples():
+    """The report's case: a sampler returning complex data had its imaginary part dropped
+    and the run reported success; now the run fails naming the sampler."""
+    COUNTS["problems:online_dca(complex sampler)"] += 1
+    problem = P.DCProblem(_stream(complex_data=True), 3, loss="squared",
+                          penalty=P.CappedL1(0.01))
+    res = jitopt.solvers.online_dca(problem, rule="fixed", n0=20, maxiter=5)
+    assert res.status == jitopt.Status.ORACLE_ERROR and not res.success
+    assert "sample" in res.message and "complex" in res.message
+    assert res.samples == 0 and np.array_equal(res.x, np.zeros(3))
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_concurrent_online_dca_runs_count_their_own_samples(shared):
+    """Runs in threads on one problem: each result's samples are its own draws (the sum of
+    the sizes in its history, its nifo), and together they are the stream's total."""
+    import threading
+
+    COUNTS["problems:online_dca(threads)"] += 1
+    data = np.random.default_rng(0).standard_normal((200, 3))
+    beta = np.array([2.0, -1.5, 1.25])
+
+    def sample(t, size, rng):
+        A = data[rng.integers(0, len(data), size)]
+        return A, A @ beta
+
+    stream = P.StreamProblem(sample, shared=shared)
+    problem = P.DCProblem(stream, 3, loss="squared", penalty=P.CappedL1(0.01))
+    results = [None] * 4
+    start = threading.Barrier(4)
+
+    def run(i):
+        start.wait()
+        results[i] = jitopt.solvers.online_dca(problem, rule="schedule", maxiter=8 + 4 * i,
+                                               history=True, rng=i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for res in results:
+        h = res.history
+        drawn = np.maximum(h["n_g"], h["n_h"]) if shared else h["n_g"] + h["n_h"]
+        assert res.samples == drawn.sum() == res.nifo == res.samples_g + res.samples_h
+    assert sum(r.samples_g for r in results) == stream.samples_g

@@ -32,8 +32,8 @@ import jitopt
 for name in ("manifolds", "sets", "problems", "solvers", "sparse", "transport", "games"):
     getattr(jitopt, name)
 x = jitopt.sets.Simplex().project(np.array([0.3, 2.0, -1.0]))
-from jitopt.sets._kernels import project_kernel
-cache = project_kernel._cache
+from jitopt.sets._kernels import project
+cache = project._cache
 path = os.path.abspath(cache._cache_path)
 print(jitopt.__file__, repr(x.tolist()).replace(" ", ""), type(cache._impl._locator).__name__,
       path, os.access(path, os.W_OK))

@@ -234,9 +234,10 @@ def test_orthogonal_at_the_cut_locus():
 # -- internal errors that used to leak: each is now refused by name or a failed result ---
 
 def test_an_empty_stack_of_histograms_is_refused_by_name():
-    for call in (lambda: jitopt.problems.BarycenterProblem(np.zeros((0, 8, 8))),
-                 lambda: jitopt.transport.wdha_barycenter(np.zeros((0, 8, 8)))):
-        with pytest.raises(ValueError, match="densities must hold at least one density"):
+    for name, call in (("densities", lambda: jitopt.problems.BarycenterProblem(
+                           np.zeros((0, 8, 8)))),
+                       ("A", lambda: jitopt.transport.wdha_barycenter(np.zeros((0, 8, 8))))):
+        with pytest.raises(ValueError, match=f"^{name} must hold at least one density"):
             call()
 
 

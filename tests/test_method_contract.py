@@ -126,10 +126,11 @@ def test_only_problems_without_user_oracles_lack_fault_cases():
     assert all(isinstance(case(m)[0], jitopt.problems.BarycenterProblem) for m in without)
 
 
+@pytest.mark.parametrize("at", [1, 3])
 @pytest.mark.parametrize("method, fault", FAULTS)
-def test_faults_after_the_start_become_results(method, fault):
+def test_faults_after_the_start_become_results(method, fault, at):
     status = FAULT_STATUS[fault]
-    problem, x0, options = case(method, fault, at=3)
+    problem, x0, options = case(method, fault, at)
     res = solve(method, problem, x0, options, rng=0)
     assert res.status == status and not res.success, res.message
     assert "at iteration" in res.message
@@ -139,6 +140,86 @@ def test_faults_after_the_start_become_results(method, fault):
         assert "non-finite" in res.message
     assert res.x is not None and np.all(np.isfinite(res.x))
     assert isinstance(res.fault, jitopt.OracleError)
+
+
+@pytest.mark.parametrize("method, fault", FAULTS)
+def test_a_fault_at_the_first_call_returns_the_default_start(method, fault):
+    problem, _, options = case(method, fault, at=1)
+    res = solve(method, problem, None, options, rng=0)
+    assert res.status == FAULT_STATUS[fault] and res.nit == 0, res.message
+    assert res.x is not None and np.all(np.isfinite(res.x))
+    if hasattr(problem, "manifold"):
+        problem.manifold.check_point(res.x, atol=1e-10)
+
+
+@pytest.mark.parametrize("at", [1, 3])
+@pytest.mark.parametrize("method, fault", FAULTS)
+def test_fault_results_have_every_field_of_the_method(method, fault, at):
+    """A fault result has the fields of a normal one (the method's own ones too), and
+    those that describe ``x`` describe the returned ``x``."""
+    healthy = solve(method, *case(method), rng=0)
+    res = solve(method, *case(method, fault, at), rng=0)
+    assert set(res) - set(healthy) == {"fault"}
+    assert set(healthy) - set(res) == set(), res.message
+    if "support" in res:  # iht
+        assert np.array_equal(res.support, np.flatnonzero(res.x))
+        assert res.n_nonzero == np.count_nonzero(res.x)
+    if "orthogonality" in res:  # rsdm
+        p = res.x.shape[1]
+        assert res.orthogonality == pytest.approx(np.linalg.norm(res.x.T @ res.x - np.eye(p)))
+    if "points" in res and len(res.weights):  # evi: x is the mean of the mixture
+        np.testing.assert_allclose(res.weights @ res.points, res.x, atol=1e-12)
+        assert res.weights.sum() == pytest.approx(1.0)
+    if "samples" in res:  # online_dca: the samples this run drew, all in nifo
+        assert res.samples == res.samples_g + res.samples_h == res.nifo
+
+
+#: the methods :func:`jitopt.minimize` reaches with ``fun`` and ``jac`` (a plain Problem),
+#: and ``None``, its default
+PLAIN = [m for m in METHODS if issubclass(jitopt.Problem, jitopt.get_method(m).problem_type)]
+
+
+class Turning:
+    """The oracle ``f``, but ``value`` (NaN or inf, an array of it for a gradient) at its
+    ``k``-th call (``once``) or from its ``k``-th call on."""
+
+    def __init__(self, f, value, k, once):
+        self.f, self.value, self.k, self.once, self.calls = f, value, k, once, 0
+
+    def __call__(self, x):
+        self.calls += 1
+        out = self.f(x)
+        if self.calls < self.k or (self.once and self.calls > self.k):
+            return out
+        return self.value if np.ndim(out) == 0 else np.full(np.shape(out), self.value)
+
+
+@pytest.mark.parametrize("once", [True, False])
+@pytest.mark.parametrize("k", [2, 3, 5])
+@pytest.mark.parametrize("oracle, value", [("cost", np.nan), ("cost", np.inf),
+                                           ("egrad", np.nan)])
+@pytest.mark.parametrize("method", PLAIN + [None])
+def test_a_nonfinite_value_after_the_start_ends_every_run(method, oracle, value, k, once):
+    """The NaN rule: a NaN or inf from the cost or the gradient at any call (a line-search
+    or trust-region trial included), even once, ends the run with NONFINITE, never success,
+    and ``x`` is the best iterate before it: a point of the domain whose true cost is
+    ``fun``."""
+    base, x0, options = case(method or "rlbfgs")
+    cost, egrad = base.cost, base.egrad
+    if oracle == "cost":
+        cost = turning = Turning(base.cost, value, k, once)
+    else:
+        egrad = turning = Turning(base.egrad, value, k, once)
+    problem = jitopt.Problem(base.manifold, cost, egrad)
+    x0 = np.zeros(base.manifold.shape) + 0.1 if x0 is None else x0
+    res = jitopt.minimize(problem, x0, method=method, options={**options, "rng": 0})
+    assert turning.calls >= k, "the run ended before the faulty call"
+    assert res.status == Status.NONFINITE and not res.success, res.message
+    assert "non-finite" in res.message and isinstance(res.fault, jitopt.NonFiniteOracle)
+    base.manifold.check_point(res.x, atol=1e-8)
+    if np.isfinite(res.fun):  # (rsdm updates in place: x is the last iterate)
+        assert res.fun == pytest.approx(base.cost(res.x), rel=1e-12, abs=1e-12)
+        assert res.fun <= base.cost(base.manifold.validate_point(x0, "x0")) + 1e-12
 
 
 @pytest.mark.parametrize("method", METHODS)

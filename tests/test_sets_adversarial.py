@@ -236,3 +236,58 @@ def test_entries_near_the_largest_double(name, kset, data):
     assert np.isfinite(x).all() and cset.contains(x, tol=1e-9)
     scale = np.abs(x).max(initial=0.0) + 10.0 ** kset
     np.testing.assert_allclose(cset.project(x), x, rtol=0, atol=1e-9 * scale)
+
+
+ARGUMENTS = ("lo", "hi", "fpar", "ipar", "groups", "idx", "z", "out")
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(SETTINGS, max_examples=30)
+@given(which=st.sampled_from(ARGUMENTS),
+       bad=st.sampled_from(["float", "int32-float", "list", "2-D", "complex", "scalar"]))
+def test_project_kernel_names_an_argument_of_the_wrong_type(name, which, bad):
+    """From Python, an argument of another type or dtype (a float ``idx``, a list, a
+    complex ``z``) is refused by name, not with a Numba typing error; a legal call is the
+    set's projection."""
+    COUNTS["project_kernel(types)"] += 1
+    cset = FAMILIES[name](1.0)
+    args = dict(zip(ARGUMENTS, cset.kernel_args(6) + (np.arange(6), np.linspace(-2, 2, 6),
+                                                      np.empty(6))))
+    a = args[which]
+    if a is None:  # absent part of this family: None is the legal value, nothing to spoil
+        return
+    args[which] = {"float": a.astype(float) + 0.5, "int32-float": a.astype(np.float32),
+                   "list": a.tolist(), "2-D": a[None, :], "complex": a + 1j,
+                   "scalar": a[0]}[bad]
+    if bad == "float" and a.dtype.kind == "f":
+        args[which] = np.zeros(a.shape, np.int64)  # integers where floats are wanted
+    with pytest.raises(TypeError, match=f"project_kernel: {which} must be"):
+        project_kernel(*args.values())
+
+
+@pytest.mark.parametrize("value", [1j, [0.0, 1j], np.array([0j]), np.array([1.0 + 0j])])
+@pytest.mark.parametrize("bound", ["lower", "upper"])
+def test_box_refuses_complex_bounds(value, bound):
+    """A complex bound was cast to its real part (with a ComplexWarning at most)."""
+    COUNTS["Box(complex)"] += 1
+    kwargs = {"lower": -np.inf, "upper": np.inf, bound: value}
+    with pytest.raises(TypeError, match=f"{bound} must be a real number"):
+        Box(**kwargs)
+
+
+@pytest.mark.parametrize("name", ["Box", "Box & L2Ball", "NonNegative & L1Ball"])
+def test_sets_in_dimension_zero(name):
+    """The 0-dimensional sets are legal (a point): projection and membership of the empty
+    vector, and an EVI over such a box, whose gap is 0."""
+    COUNTS["dimension 0"] += 1
+    cset = {"Box": Box([], []), "Box & L2Ball": Box([], []) & L2Ball(1.0),
+            "NonNegative & L1Ball": NonNegative() & L1Ball(1.0)}[name]
+    assert cset.project([]).shape == (0,) and cset.contains(np.zeros(0))
+    with pytest.raises(ValueError, match="x must have length 0"):
+        Box([], []).project([1.0])
+    if name == "Box":
+        from jitopt.problems import VIProblem
+        from jitopt.solvers import evi
+
+        res = evi(VIProblem(lambda x: x, cset), tol=1e-6)
+        assert res.success and res.x.shape == (0,) and res.gap == 0.0

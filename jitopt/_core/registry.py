@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..validation import check_real
+from ..validation import as_array, check_real
 from ..manifolds import Euclidean, FixedRankEmbedded, Manifold
 from ..manifolds._base import manifold_type_error
 from .problem import BaseProblem, Problem
@@ -165,9 +165,7 @@ def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=Non
             except Exception as err:
                 if not frames[-1]:
                     raise  # before the start: a usage error
-                fallback = None if x0 is None else np.array(
-                    x0, dtype=complex if np.iscomplexobj(x0) else float)
-                return frames[-1][0].fault_result(err, fallback)
+                return frames[-1][0].fault_result(err)
             finally:
                 frames.pop()
 
@@ -353,7 +351,7 @@ def _checked_start(manifold, x0, options):
     point_tol = options.pop("point_tol", None)
     if point_tol is not None:
         point_tol = check_real("point_tol", point_tol, low=0.0)
-    if x0 is None or (point_tol is None and np.asarray(x0).dtype == np.float64):
+    if x0 is None or (point_tol is None and as_array("x0", x0).dtype == np.float64):
         return x0
     return manifold.validate_point(x0, "x0", atol=point_tol)
 
@@ -392,7 +390,7 @@ def _minimize(fun, x0, args, jac, method, manifold, tol, callback, options):
         raise manifold_type_error(manifold)
     if isinstance(x0, tuple) and hasattr(manifold, "pack"):
         x0 = manifold.pack(x0)  # the parts of a Product point
-    x0 = np.asarray(x0)
+    x0 = as_array("x0", x0)
     if x0.ndim == 0:
         x0 = x0.reshape(1)
     if manifold is None:

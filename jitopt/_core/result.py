@@ -299,6 +299,15 @@ class Monitor:
         copies): a fault result then holds the last iterate instead of the best.
     disp_every : int
         Print every ``disp_every`` iterations.
+    x0 : array_like, optional
+        The starting point: ``x`` of a fault result when the fault comes before the first
+        iterate is recorded.
+    fields : callable, optional
+        ``fields(x, nit) -> dict``: the method's own result fields (its counters, what it
+        reports of ``x``) for the iterate ``x`` of iteration ``nit``. A fault result
+        calls it with the iterate it returns, so that it has every field a normal result
+        has; the solver's own results use it too. A solver whose fields read data made
+        after the monitor sets the attribute ``fields`` once they exist.
     **limits
         The stopping options in force (``maxiter``, ``max_time``, ``gtol``, ``f_target``,
         ...), used to fill the default messages.
@@ -306,7 +315,7 @@ class Monitor:
 
     def __init__(self, problem, callback=None, history=False, disp=False, *,
                  measure="Riemannian gradient norm", tol_name="gtol", extra=(), disp_every=1,
-                 inplace=False, **limits):
+                 inplace=False, x0=None, fields=None, **limits):
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable or None, got {type(callback).__name__}")
         self.problem = problem
@@ -324,9 +333,8 @@ class Monitor:
         self.last = None
         self.best = None
         self.inplace = bool(inplace)
-        #: a solver's own result fields for a fault result: ``None`` or a callable
-        #: returning a dict (e.g. SERENA's ``passes``), set by the solver after the start
-        self.fault_fields = None
+        self.x0 = x0
+        self.fields = fields
         self._base = self._snapshot()
         self.start = time.perf_counter()
         frames = _run_frames()
@@ -430,7 +438,8 @@ class Monitor:
 
     def fault_result(self, error, fallback_x=None):
         """The result of a run stopped by ``error`` after the start: the best iterate so
-        far (the last one when no cost was finite, ``fallback_x`` when there was none), the
+        far (the last one when no cost was finite, the starting point ``x0`` -- else
+        ``fallback_x`` -- when there was none) with the method's ``fields`` of it, the
         status of the fault and a message naming it and the iteration."""
         status = getattr(error, "status", Status.INNER_FAILURE)
         picked = self.best or self.last
@@ -445,11 +454,13 @@ class Monitor:
         else:
             message = f"An inner solver failed {where}: {type(error).__name__}: {error}."
         if picked is None:
-            x, fun, stat = fallback_x, np.nan, np.nan
+            at, x, fun, stat = 0, self.x0 if self.x0 is not None else fallback_x, np.nan, np.nan
+            if x is not None:
+                message += " x is the starting point."
         else:
-            _, x, fun, stat = picked
-            x = np.array(x, copy=True)
+            at, x, fun, stat = picked
             which = "best" if picked is self.best else "last"
-            message += f" x is the {which} iterate before it (iteration {picked[0]})."
-        extra = self.fault_fields() if self.fault_fields is not None else {}
+            message += f" x is the {which} iterate before it (iteration {at})."
+        x = None if x is None else np.array(x, copy=True)
+        extra = self.fields(x, at) if self.fields is not None and x is not None else {}
         return self.result(x, fun, stat, nit, status, message, fault=error, **extra)

@@ -25,13 +25,16 @@ __all__ = ["NormalFormGame", "PolymatrixGame", "concave_game"]
 class _GameBase:
     """What normal-form and polymatrix games share (``sizes``, ``offsets``, ``payoffs()``)."""
 
-    def _split(self, x, name="x"):
-        x = check_array(name, x) if np.iscomplexobj(x) else np.asarray(x, dtype=float)
+    def _profile(self, x, name="x"):
+        """The players' blocks of the mixed profile ``x``; a ValueError naming ``name``
+        when a block is not a probability vector (to 1e-7)."""
+        x = check_array(name, x)
         if x.shape != (self.dim,):
             raise ValueError(f"{name} must be a concatenated mixed profile of shape "
                              f"({self.dim},), got {x.shape}")
-        if not np.all(np.isfinite(x)):
-            raise ValueError(f"{name} contains NaN or inf")
+        if not ProductOfSimplices(self.sizes).contains(x, 1e-7):
+            raise ValueError(f"{name} must be a mixed profile (each player's block a "
+                             f"probability vector)")
         return [x[self.offsets[i]:self.offsets[i + 1]] for i in range(self.n_players)]
 
     def vi_problem(self):
@@ -87,15 +90,11 @@ class _GameBase:
                 raise ValueError(f"weights must be {P.shape[0]} nonnegative finite numbers "
                                  f"with a positive sum, got {weights!r}")
             w = w / w.sum()
-        domain = ProductOfSimplices(self.sizes)
-        for k, x in enumerate(P):
-            if not domain.contains(x, 1e-7):
-                raise ValueError(f"points[{k}] must be a mixed profile (each player's block "
-                                 f"a probability vector)")
+        profiles = [self._profile(x, f"points[{k}]") for k, x in enumerate(P)]
         out = np.zeros(self.sizes)
-        for wk, x in zip(w, P):
+        for wk, blocks in zip(w, profiles):
             t = np.array(wk)
-            for blk in self._split(x, "points[k]"):
+            for blk in blocks:
                 t = np.multiply.outer(t, blk)
             out += t
         return out
@@ -266,8 +265,9 @@ class NormalFormGame(_GameBase):
         return self._U.copy()
 
     def expected_payoffs(self, x):
-        """Expected payoff of each player at the mixed profile ``x`` (concatenated)."""
-        blocks = self._split(x)
+        """Expected payoff of each player at the mixed profile ``x`` (concatenated; a
+        ``ValueError`` when a player's block is not a probability vector)."""
+        blocks = self._profile(x)
         out = np.empty(self.n_players)
         for i in range(self.n_players):
             t = self._U[i]
@@ -319,7 +319,8 @@ class PolymatrixGame(_GameBase):
         A = np.zeros((self.dim, self.dim))
         for key, Aij in edges.items():
             if not (isinstance(key, tuple) and len(key) == 2
-                    and all(isinstance(k, numbers.Integral) for k in key)):
+                    and all(isinstance(k, numbers.Integral)
+                            and not isinstance(k, (bool, np.bool_)) for k in key)):
                 raise TypeError(f"edges keys must be pairs (i, j) of player indices, got "
                                 f"{key!r}")
             i, j = key
@@ -362,7 +363,9 @@ class PolymatrixGame(_GameBase):
         return NormalFormGame(list(self.payoffs()))
 
     def expected_payoffs(self, x):
-        blocks = self._split(x)
+        """Expected payoff of each player at the mixed profile ``x`` (concatenated; a
+        ``ValueError`` when a player's block is not a probability vector)."""
+        blocks = self._profile(x)
         out = np.zeros(self.n_players)
         for (i, j), Aij in self.edges.items():
             out[i] += blocks[i] @ Aij @ blocks[j]

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from ..validation import as_array, check_rng
+
 __all__ = ["Manifold"]
 
 
@@ -177,7 +179,7 @@ class Manifold:
         """A random unit-norm tangent vector at ``x`` (``rng``: seed or Generator)."""
         if self.dim == 0:
             raise ValueError(f"{self} has dimension 0: it has no unit tangent vector")
-        rng = np.random.default_rng(rng)
+        rng = check_rng(rng)
         u = self.projection(x, rng.standard_normal(self.shape))
         return u / self.norm(x, u)
 
@@ -216,7 +218,7 @@ class Manifold:
         manifold.closest_point(x) gives the nearest point, or loosen the tolerance with
         atol= (point_tol= in jitopt.minimize)
         """
-        x = np.asarray(x)
+        x = as_array(name, x)
         if x.shape != self.shape:
             raise ValueError(
                 f"{name} must have shape {self.shape} to be a point of {self}, "

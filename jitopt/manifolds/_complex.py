@@ -13,6 +13,7 @@ import numpy as np
 import scipy.linalg
 from numba import njit
 
+from ..validation import check_rng
 from ._base import Manifold
 
 __all__ = ["ComplexCircle", "UnitaryGroup", "ComplexGrassmann", "HermitianPositiveDefinite"]
@@ -57,7 +58,7 @@ class _ComplexManifold(Manifold):
     def random_tangent_vector(self, x, rng=None):
         if self.dim == 0:
             raise ValueError(f"{self} has dimension 0: it has no unit tangent vector")
-        rng = np.random.default_rng(rng)
+        rng = check_rng(rng)
         u = self.projection(x, _cnormal(rng, self.shape))
         return u / self.norm(x, u)
 
@@ -134,7 +135,7 @@ class ComplexCircle(_ComplexManifold):
         return float(np.linalg.norm(np.angle(np.conj(x) * y)))
 
     def random_point(self, rng=None):
-        phi = np.random.default_rng(rng).uniform(-np.pi, np.pi, self.n)
+        phi = check_rng(rng).uniform(-np.pi, np.pi, self.n)
         return np.exp(1j * phi)
 
     def closest_point(self, x):
@@ -180,7 +181,7 @@ class _Orthonormal:
     """Points with orthonormal columns (unitary matrices, bases of subspaces)."""
 
     def random_point(self, rng=None):
-        return _qr_unique(_cnormal(np.random.default_rng(rng), self.shape))
+        return _qr_unique(_cnormal(check_rng(rng), self.shape))
 
     def closest_point(self, x):
         """The polar factor of ``x``: the nearest matrix with orthonormal columns in the
@@ -414,7 +415,7 @@ class HermitianPositiveDefinite(_ComplexManifold):
         return _herm(e @ u @ e.conj().T)
 
     def random_point(self, rng=None):
-        rng = np.random.default_rng(rng)
+        rng = check_rng(rng)
         q = _qr_unique(_cnormal(rng, self.shape))
         w = np.exp(0.5 * rng.standard_normal(self.n))
         return _herm((q * w) @ q.conj().T)

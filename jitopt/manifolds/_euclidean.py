@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..validation import check_rng
 from ._base import Manifold
 
 __all__ = ["Euclidean", "Sphere"]
@@ -77,7 +78,7 @@ class Euclidean(_Flat, Manifold):
         return u
 
     def random_point(self, rng=None):
-        return np.random.default_rng(rng).standard_normal(self.shape)
+        return check_rng(rng).standard_normal(self.shape)
 
 
 class Sphere(Manifold):
@@ -190,7 +191,7 @@ class Sphere(Manifold):
         return float(np.sqrt(np.sum(self._angles(x, y) ** 2)))
 
     def random_point(self, rng=None):
-        x = np.random.default_rng(rng).standard_normal(self.shape)
+        x = check_rng(rng).standard_normal(self.shape)
         return x / self._norms(x)
 
     def closest_point(self, x):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..validation import as_c_float as _c
+from ..validation import as_c_float as _c, check_rng
 from . import _kernels as K
 from ._base import Manifold
 from ._oblique import _sizes
@@ -168,7 +168,7 @@ class FixedRankEmbedded(Manifold):
         return chart.retraction(chart.of(np.asarray(u, dtype=float)))
 
     def random_point(self, rng=None):
-        rng = np.random.default_rng(rng)
+        rng = check_rng(rng)
         u = K.qr_retraction(rng.standard_normal((self.m, self.k)), np.zeros((self.m, self.k)))
         v = K.qr_retraction(rng.standard_normal((self.n, self.k)), np.zeros((self.n, self.k)))
         s = np.sort(rng.uniform(1.0, 2.0, self.k))[::-1]

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..validation import check_rng
 from ._base import Manifold
 from ._oblique import _sizes
 
@@ -109,7 +110,7 @@ class PoincareBall(Manifold):
         return (self._lambda(x1) / self._lambda(x2)) * _gyration(x2, -x1, u)
 
     def random_point(self, rng=None):
-        v = np.random.default_rng(rng).standard_normal(self.n) / np.sqrt(self.n)
+        v = check_rng(rng).standard_normal(self.n) / np.sqrt(self.n)
         nv = np.linalg.norm(v)
         return np.tanh(nv) * v / nv
 

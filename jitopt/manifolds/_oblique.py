@@ -3,7 +3,7 @@ PSDFixedRank."""
 
 import numpy as np
 
-from ..validation import as_c_float as _c
+from ..validation import as_c_float as _c, check_rng
 from . import _kernels as K
 from ._base import Manifold
 
@@ -86,7 +86,7 @@ class Oblique(Manifold):
         return float(np.linalg.norm(self._angles(x, y)))
 
     def random_point(self, rng=None):
-        return K.normalize_columns(np.random.default_rng(rng).standard_normal(self.shape))
+        return K.normalize_columns(check_rng(rng).standard_normal(self.shape))
 
     def closest_point(self, x):
         """The nearest point: ``x`` with each column normalised."""
@@ -156,7 +156,7 @@ class Elliptope(_Factor):
         return K.normalize_columns(_c((x + u).T)).T.copy()
 
     def random_point(self, rng=None):
-        y = np.random.default_rng(rng).standard_normal(self.shape)
+        y = check_rng(rng).standard_normal(self.shape)
         return self.closest_point(y)
 
     def closest_point(self, x):
@@ -222,7 +222,7 @@ class PSDFixedRank(_Factor):
         return float(np.linalg.norm(self.log(x, y)))
 
     def random_point(self, rng=None):
-        return np.random.default_rng(rng).standard_normal(self.shape)
+        return check_rng(rng).standard_normal(self.shape)
 
     def _off_manifold(self, x, atol):
         return _rank_error(x)

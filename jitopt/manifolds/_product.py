@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..validation import check_rng
 from ._base import Manifold
 
 __all__ = ["Product"]
@@ -123,7 +124,7 @@ class Product(Manifold):
         return self._map("closest_point", self._packed(x))
 
     def random_point(self, rng=None):
-        rng = np.random.default_rng(rng)
+        rng = check_rng(rng)
         return self.pack([m.random_point(rng) for m in self.manifolds])
 
     def _packed(self, x):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..validation import as_c_float as _c
+from ..validation import as_c_float as _c, check_rng
 from . import _kernels as K
 from ._base import Manifold
 
@@ -156,7 +156,7 @@ class SPD(Manifold):
         return v
 
     def random_point(self, rng=None):
-        rng = np.random.default_rng(rng)
+        rng = check_rng(rng)
         q, _ = np.linalg.qr(rng.standard_normal(self.shape))
         w = np.exp(0.5 * rng.standard_normal(self.shape[:-1]))
         return (q * w[..., None, :]) @ _t(q)

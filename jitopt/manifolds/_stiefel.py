@@ -5,7 +5,7 @@ import math
 import numpy as np
 import scipy.linalg
 
-from ..validation import as_c_float as _c
+from ..validation import as_c_float as _c, check_rng
 from . import _kernels as K
 from ._base import Manifold
 
@@ -84,9 +84,22 @@ class _Copies(Manifold):
         if self.retraction_name in _RETRACTIONS:
             self._retract = _RETRACTIONS[self.retraction_name][self.k > 1]
 
+    def _c(self, name, a):
+        """``a`` as a C-contiguous float64 array of the points' shape, else a ValueError
+        (a TypeError for complex entries) naming it: the compiled kernels would fail
+        inside Numba, or drop an imaginary part."""
+        if not (isinstance(a, np.ndarray) and a.shape == self.shape and a.dtype.kind in "fiu"):
+            a = np.asarray(a)
+            if a.dtype.kind == "c":
+                raise TypeError(f"{name} must be real on {self!r}, got a complex array")
+            if a.shape != self.shape:
+                raise ValueError(f"{name} must have shape {self.shape} (on {self!r}), got "
+                                 f"{a.shape}")
+        return _c(a)
+
     def retraction(self, x, u):
         try:
-            y = self._retract(_c(x), _c(u))
+            y = self._retract(self._c("x", x), self._c("u", u))
         except np.linalg.LinAlgError:  # (a compiled factorisation refuses NaN itself)
             _refuse_nonfinite(x=x, u=u)
             raise
@@ -95,7 +108,7 @@ class _Copies(Manifold):
         return y
 
     def random_point(self, rng=None):
-        a = np.random.default_rng(rng).standard_normal(self.shape)
+        a = check_rng(rng).standard_normal(self.shape)
         if self.k > 1:
             return K.batch_qr_retraction(a, np.zeros(self.shape))
         return K.qr_retraction(a, np.zeros(self.shape))
@@ -147,9 +160,10 @@ class Stiefel(_Copies):
         self._setup("Stiefel", n, p, k, n * p - p * (p + 1) // 2, retraction)
 
     def projection(self, x, u):
+        x, u = self._c("x", x), self._c("u", u)
         if self.k > 1:
-            return K.batch_stiefel_projection(_c(x), _c(u))
-        return K.stiefel_projection(_c(x), _c(u))
+            return K.batch_stiefel_projection(x, u)
+        return K.stiefel_projection(x, u)
 
     def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
         xtg = _t(x) @ egrad
@@ -199,9 +213,10 @@ class Grassmann(_Copies):
         self._setup("Grassmann", n, p, k, p * (n - p), retraction)
 
     def projection(self, x, u):
+        x, u = self._c("x", x), self._c("u", u)
         if self.k > 1:
-            return K.batch_horizontal_projection(_c(x), _c(u))
-        return K.horizontal_projection(_c(x), _c(u))
+            return K.batch_horizontal_projection(x, u)
+        return K.horizontal_projection(x, u)
 
     def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
         return self.projection(x, ehess - u @ (_t(x) @ egrad))
@@ -211,28 +226,31 @@ class Grassmann(_Copies):
         return lambda u: self.projection(x, ehess(x, u) - u @ xtg)
 
     def exp(self, x, u):
+        x, u = self._c("x", x), self._c("u", u)
         try:
             if self.k > 1:
-                return _each(K.grassmann_exp, _c(x), _c(u))
-            return K.grassmann_exp(_c(x), _c(u))
+                return _each(K.grassmann_exp, x, u)
+            return K.grassmann_exp(x, u)
         except np.linalg.LinAlgError:
             _refuse_nonfinite(x=x, u=u)
             raise
 
     def log(self, x, y):
+        x, y = self._c("x", x), self._c("y", y)
         try:
             if self.k > 1:
-                return _each(K.grassmann_log, _c(x), _c(y))
-            return K.grassmann_log(_c(x), _c(y))
+                return _each(K.grassmann_log, x, y)
+            return K.grassmann_log(x, y)
         except np.linalg.LinAlgError:
             _refuse_nonfinite(x=x, y=y)
             raise ValueError("y is at the cut locus of x (a principal angle of pi/2, "
                              "x^T y singular): the logarithm is not unique") from None
 
     def dist(self, x, y):
+        x, y = self._c("x", x), self._c("y", y)
         if self.k > 1:
-            return float(np.linalg.norm(_each(K.principal_angles, _c(x), _c(y))))
-        return float(np.linalg.norm(K.principal_angles(_c(x), _c(y))))
+            return float(np.linalg.norm(_each(K.principal_angles, x, y)))
+        return float(np.linalg.norm(K.principal_angles(x, y)))
 
 
 class Orthogonal(Stiefel):

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..validation import check_rng
 from ._base import Manifold
 from ._euclidean import _Flat
 from ._oblique import _sizes
@@ -29,7 +30,7 @@ class _Subspace(_Flat, Manifold):
         return np.array(u, dtype=float)
 
     def random_point(self, rng=None):
-        return self.projection(None, np.random.default_rng(rng).standard_normal(self.shape))
+        return self.projection(None, check_rng(rng).standard_normal(self.shape))
 
     def closest_point(self, x):
         """The nearest point: the orthogonal projection of ``x`` onto the subspace."""
@@ -157,7 +158,7 @@ class Positive(Manifold):
         return u * x2 / x1
 
     def random_point(self, rng=None):
-        return np.exp(np.random.default_rng(rng).standard_normal(self.shape))
+        return np.exp(check_rng(rng).standard_normal(self.shape))
 
     def _off_manifold(self, x, atol):
         low = float(np.min(x))

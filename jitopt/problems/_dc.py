@@ -126,6 +126,9 @@ class DCProblem(BaseProblem):
         if constraint is not None and not isinstance(constraint, ConvexSet):
             raise TypeError("constraint must be a jitopt.sets.ConvexSet or None, got "
                             f"{type(constraint).__name__}")
+        if constraint is not None and constraint.dim not in (None, self.dim):
+            raise ValueError(f"constraint must be a set of R^{self.dim} (dim = {self.dim}), "
+                             f"got {constraint!r} of dimension {constraint.dim}")
         self.constraint = constraint
         if concave is not None and not callable(concave):
             raise TypeError(f"concave must be callable or None, got {type(concave).__name__}")

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from .._core.problem import FiniteSumProblem
-from ..validation import check_array, check_choice, check_int, check_real, check_rng
+from ..validation import as_array, check_array, check_choice, check_int, check_real, check_rng
 from ..manifolds import SPD, Grassmann, Sphere, Stiefel
 from ..manifolds._kernels import spd_sqrt_and_inv_sqrt, sym
 
@@ -177,7 +177,7 @@ def karcher_rgrad(x, a, idx):
 
 
 def _samples(name, z):
-    z = np.asarray(z)
+    z = as_array(name, z)
     if z.ndim != 2 or z.shape[0] < 1 or z.shape[1] < 1:
         raise ValueError(f"{name} must be a 2-D array (n_samples, dim), got shape {z.shape}")
     if not np.issubdtype(z.dtype, np.number) or np.iscomplexobj(z):
@@ -450,7 +450,7 @@ def karcher_mean(A, retraction="exp"):
     >>> bool(np.allclose(res.x, problem.xopt, atol=1e-5))
     True
     """
-    a = np.asarray(A)
+    a = as_array("A", A)
     if a.ndim != 3 or a.shape[1] != a.shape[2] or a.shape[0] < 1 or a.shape[1] < 1:
         raise ValueError(f"A must have shape (n, d, d) with n, d >= 1, got {a.shape}")
     if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):

@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit
 
 from .._core.problem import Problem
-from ..validation import check_array, check_choice, check_int, check_real, check_rng
+from ..validation import as_array, check_array, check_choice, check_int, check_real, check_rng
 from ..manifolds import Grassmann, Orthogonal, Stiefel
 
 __all__ = ["pca", "procrustes", "brockett", "linear_cost", "spectrum_matrix"]
@@ -13,7 +13,7 @@ _MAX_CONDITION = 1e8  # of spectrum_matrix: its eigenvalues are exact to about n
 
 
 def _square_matrix(name, a, symmetric=False):
-    a = np.asarray(a)
+    a = as_array(name, a)
     if a.ndim != 2 or a.shape[0] != a.shape[1] or a.size == 0:
         raise ValueError(f"{name} must be a square 2-D array, non-empty, got shape {a.shape}")
     if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):

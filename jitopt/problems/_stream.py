@@ -1,5 +1,7 @@
 """Streams of samples whose law may change with the iteration (online stochastic problems)."""
 
+import threading
+
 import numpy as np
 
 from .._core.problem import BaseProblem
@@ -13,6 +15,9 @@ def _as_batch(name, data, size):
     arrays = data if isinstance(data, tuple) else (data,)
     out = []
     for a in arrays:
+        if np.iscomplexobj(a):
+            raise OracleError(f"The oracle {name} must return arrays of real numbers, got "
+                              f"complex data")
         try:
             a = np.ascontiguousarray(a, dtype=float)
         except (TypeError, ValueError) as err:
@@ -51,7 +56,8 @@ class StreamProblem:
     Attributes
     ----------
     samples_g, samples_h : int
-        Samples drawn so far from each stream (a shared stream counts into ``samples_g``).
+        Samples drawn so far from each stream (a shared stream counts into ``samples_g``),
+        by every thread; :meth:`own` gives the calling thread's.
 
     Examples
     --------
@@ -83,6 +89,7 @@ class StreamProblem:
         self.sample = sample
         self.sample_h = sample_h
         self.shared = bool(shared)
+        self._own = {}  # thread id -> [samples_g, samples_h] drawn by that thread
         self.reset()
 
     @property
@@ -95,15 +102,29 @@ class StreamProblem:
         self.samples_g = 0
         self.samples_h = 0
 
+    def own(self):
+        """``(samples_g, samples_h)`` drawn by the calling thread since the stream was made
+        (:meth:`reset` leaves them): a solver run reports their change, so concurrent runs
+        on one stream (threads) each report their own samples.
+
+        Returns
+        -------
+        tuple of int
+        """
+        return tuple(self._own.get(threading.get_ident(), (0, 0)))
+
     def draw(self, t, size, rng, part="g"):
         """Draw ``size`` samples of ``part`` (``"g"`` or ``"h"``) at iteration ``t``, counted."""
         own_h = part == "h" and self.sample_h is not None
         name, fn = ("sample_h", self.sample_h) if own_h else ("sample", self.sample)
         batch = _as_batch(name, BaseProblem.call_oracle(name, fn, t, size, rng), size)
+        mine = self._own.setdefault(threading.get_ident(), [0, 0])
         if own_h:
             self.samples_h += size
+            mine[1] += size
         else:
             self.samples_g += size
+            mine[0] += size
         return batch
 
     def draw_pair(self, t, n_g, n_h, rng):

@@ -4,8 +4,9 @@ described in the docstring of :mod:`jitopt.sets`)."""
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
-__all__ = ["project_kernel"]
+__all__ = ["project_kernel", "project"]
 
 # bisection steps: enough to halve a bracket from the largest double down to one ulp of the
 # smallest (2098 binary exponents and 53 mantissa bits); it stops at rounding level first
@@ -287,7 +288,6 @@ def _box(lo, hi, idx, z, out):
         out[j] = _clip(z[j], lo[idx[j]], hi[idx[j]])
 
 
-@njit(cache=True)
 def project_kernel(lo, hi, fpar, ipar, groups, idx, z, out):
     """Project ``z`` onto the set restricted to the coordinates ``idx``; write into ``out``.
 
@@ -312,10 +312,12 @@ def project_kernel(lo, hi, fpar, ipar, groups, idx, z, out):
 
     Raises
     ------
+    TypeError
+        From Python, for an argument that is not an array of the dtype above (``idx`` and
+        ``groups`` of any integer dtype), naming it.
     ValueError
         When the lengths disagree, an index of ``idx`` is outside ``[0, d)`` or a group label
-        outside ``[0, n_groups)`` (checked in the kernel, so compiled callers are covered);
-        arguments of the wrong type or dtype make Numba raise its typing error.
+        outside ``[0, n_groups)`` (checked in the kernel, so compiled callers are covered).
 
     Examples
     --------
@@ -332,10 +334,47 @@ def project_kernel(lo, hi, fpar, ipar, groups, idx, z, out):
 
     Notes
     -----
-    Numba removes the branches of an ``is None`` test on an argument at compile time, so a
-    caller compiles only the code of its set family: a box (``fpar`` None), balls without a
-    group ball (``groups`` None), or the general case.
+    Called from Python, the function checks the types and dtypes of its arguments and
+    runs the compiled kernel; called from Numba-compiled code (it is overloaded there) it
+    is the kernel itself, with no check beyond the kernel's. Numba removes the branches
+    of an ``is None`` test on an argument at compile time, so a caller compiles only the
+    code of its set family: a box (``fpar`` None), balls without a group ball (``groups``
+    None), or the general case.
     """
+    _check_types(lo, hi, fpar, ipar, groups, idx, z, out)
+    project(lo, hi, fpar, ipar, groups, idx, z, out)
+
+
+_ARRAY_KINDS = (("lo", "f"), ("hi", "f"), ("fpar", "f"), ("ipar", "i"), ("groups", "iu"),
+                ("idx", "iu"), ("z", "f"), ("out", "f"))
+
+
+def _check_types(*args):
+    """The TypeError naming the first argument of :func:`project_kernel` that is not a 1-D
+    array of its dtype (``fpar`` and ``groups`` may be None); Numba would fail with a typing
+    error that names none."""
+    for (name, kinds), a in zip(_ARRAY_KINDS, args):
+        if a is None and name in ("fpar", "groups"):
+            continue
+        want = "float64" if kinds == "f" else "int64" if kinds == "i" else "integer"
+        if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype.kind not in kinds or \
+                (kinds != "iu" and a.dtype.itemsize != 8):
+            got = f"{a.dtype} array of shape {a.shape}" if isinstance(a, np.ndarray) \
+                else type(a).__name__
+            raise TypeError(f"project_kernel: {name} must be a 1-D {want} array, got {got}")
+
+
+@overload(project_kernel, jit_options={"cache": True})
+def _project_kernel_compiled(lo, hi, fpar, ipar, groups, idx, z, out):
+    """:func:`project_kernel` in Numba-compiled code: the kernel."""
+    return lambda lo, hi, fpar, ipar, groups, idx, z, out: project(lo, hi, fpar, ipar,
+                                                                     groups, idx, z, out)
+
+
+@njit(cache=True)
+def project(lo, hi, fpar, ipar, groups, idx, z, out):
+    """The compiled kernel of :func:`project_kernel` (the callers in this package use it
+    directly)."""
     _check_kernel_args(lo, hi, fpar, ipar, groups, idx, z, out)
     if fpar is None:
         _box(lo, hi, idx, z, out)
@@ -356,8 +395,8 @@ def project_kernel(lo, hi, fpar, ipar, groups, idx, z, out):
 
 @njit(cache=True)
 def _check_kernel_args(lo, hi, fpar, ipar, groups, idx, z, out):
-    """The shape and index checks of :func:`project_kernel` (O(len(idx)): no index past an
-    array is ever read or written)."""
+    """The shape and index checks of :func:`project` (O(len(idx)): no index past an array
+    is ever read or written)."""
     d = lo.shape[0]
     if hi.shape[0] != d:
         raise ValueError("project_kernel: lo and hi must have the same length")
@@ -382,7 +421,7 @@ def _check_kernel_args(lo, hi, fpar, ipar, groups, idx, z, out):
 
 @njit(cache=True)
 def _project_balls(lo, hi, fpar, ipar, groups, idx, z, out):
-    """:func:`project_kernel` for a set with a ball or the simplex equality."""
+    """:func:`project` for a set with a ball or the simplex equality."""
     m = idx.shape[0]
     has_l1 = fpar[0] < np.inf
     has_l2 = fpar[1] < np.inf

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ..validation import as_array
 from ._sets import Simplex, _tol, _vector
 
 __all__ = ["ProductOfSimplices", "Polytope"]
@@ -112,7 +113,7 @@ class Polytope:
         from scipy.optimize import linprog
 
         for name, value in (("A", A), ("b", b)):
-            if np.iscomplexobj(value):
+            if as_array(name, value).dtype.kind == "c":
                 raise TypeError(f"{name} must be real, got a complex array")
         try:
             A = np.array(A, dtype=float, ndmin=2)

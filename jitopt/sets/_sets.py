@@ -5,8 +5,8 @@ import numbers
 
 import numpy as np
 
-from ..validation import check_array, check_real
-from ._kernels import project_kernel
+from ..validation import as_array, check_array, check_real
+from ._kernels import project
 
 __all__ = ["ConvexSet", "Box", "NonNegative", "LInfBall", "L1Ball", "L2Ball", "CappedSimplex",
            "Simplex", "GroupNormBall", "Intersection"]
@@ -24,9 +24,12 @@ def _radius(name, value):
 
 
 def _bound(name, value):
-    if np.asarray(value).dtype.kind in "USVO" and any(
+    if as_array(name, value).dtype.kind in "USVO" and any(
             isinstance(v, (str, bytes)) for v in np.asarray(value, dtype=object).ravel()):
         raise TypeError(f"{name} must be a real number or a 1-D array of them, got text")
+    if np.iscomplexobj(value):
+        raise TypeError(f"{name} must be a real number or a 1-D array of them, got complex "
+                        f"values")
     try:
         arr = np.array(value, dtype=float)
     except (TypeError, ValueError):
@@ -44,7 +47,7 @@ def _bound(name, value):
 
 def _vector(x, name="x", dim=None):
     """A writable float copy of the real finite 1-D array ``x`` (of length ``dim``)."""
-    a = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    a = as_array(name, x) if not isinstance(x, np.ndarray) else x
     if a.dtype.kind in "USV" or (a.dtype.kind == "O" and any(
             isinstance(v, (str, bytes)) for v in a.ravel())):
         raise TypeError(f"{name} must be an array of real numbers, got {a.dtype} entries")
@@ -113,6 +116,10 @@ class ConvexSet:
     separable : bool
         A box (a product of intervals): the ``"gain"`` selection of the two-step projection
         is then the exact projection onto :math:`\{\|x\|_0 \le k\} \cap \Gamma`.
+    cone : bool
+        A cone (:math:`cx` is in the set with :math:`x`, for every :math:`c > 0`): a box whose
+        finite bounds are 0 (the whole space, the orthant, ...). Problems over a cone can be
+        rescaled exactly.
     symmetric : bool
         Invariant under sign flips and permutations of coordinates (uniform balls and cubes):
         the plain two-step projection is then exact.
@@ -168,7 +175,7 @@ class ConvexSet:
         lo_b, hi_b = np.broadcast_arrays(self._lo, self._hi)
         if (lo_b > hi_b).any():
             raise ValueError("the set is empty: some lower bound exceeds its upper bound")
-        self._check_nonempty(self.dim or 1)
+        self._check_nonempty(1 if self.dim is None else self.dim)
 
     def _check_nonempty(self, d):
         """Raise if the set is empty in dimension ``d``.
@@ -204,6 +211,11 @@ class ConvexSet:
     def separable(self):
         return (self._r1 == _INF and self._r2 == _INF and self._gq == 0
                 and not self._simplex)
+
+    @property
+    def cone(self):
+        return self.separable and not any(
+            (np.isfinite(b) & (b != 0)).any() for b in (self._lo, self._hi))
 
     @property
     def permutation_invariant(self):
@@ -252,7 +264,7 @@ class ConvexSet:
         x = self._vector(x)
         d = x.shape[0]
         out = np.empty(d)
-        project_kernel(*self.kernel_args(d), np.arange(d, dtype=np.int64), x, out)
+        project(*self.kernel_args(d), np.arange(d, dtype=np.int64), x, out)
         return out
 
     def contains(self, x, tol=1e-9):

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from ..problems._dc_kernels import HINGE, HUBER, LAD, SQUARED, loss_deriv, loss_value, row_dot
-from ..sets import project_kernel
+from ..sets._kernels import project
 
 
 @njit(cache=True)
@@ -88,7 +88,7 @@ def prox_point(z, lam_mu, lo, hi, fpar, ipar, groups, idx, box_only, tmp, x):
         return
     for j in range(p):
         tmp[j] = np.sign(z[j]) * max(abs(z[j]) - lam_mu, 0.0)
-    project_kernel(lo, hi, fpar, ipar, groups, idx, tmp, x)
+    project(lo, hi, fpar, ipar, groups, idx, tmp, x)
 
 
 @njit(cache=True)

@@ -24,10 +24,11 @@ import numpy as np
 from .._core.registry import register_method
 from .._core.result import Monitor, Status
 from ..problems import VIProblem
-from ..validation import check_choice, check_int, check_real, check_rng
+from ..validation import check_array, check_choice, check_int, check_real, check_rng
 from . import _evi_kernels as _k
 from ._evi_domains import EVIDomain
 from ._evi_eah import eah
+from ._evi_gap import no_mixture
 from ._evi_ggm import ggm
 
 __all__ = ["evi"]
@@ -176,7 +177,7 @@ def evi(problem, x0=None, *, deviations="linear", method="ggm", learner="rm+",
     gen = None if rng is None else check_rng(rng)
     y0 = None
     if x0 is not None:
-        x0 = np.array(x0, dtype=float)
+        x0 = check_array("x0", x0)
         if x0.shape != (dom.d,) or not np.isfinite(x0).all() or \
                 not problem.domain.contains(x0, 1e-9):
             raise ValueError(f"x0 must be a point of the domain of shape ({dom.d},)")
@@ -187,10 +188,11 @@ def evi(problem, x0=None, *, deviations="linear", method="ggm", learner="rm+",
     elif gen is not None:
         y0 = dom.random_point(gen)
 
-    monitor = Monitor(problem, callback, history, disp, measure=f"certified gap ({deviations})",
-                      tol_name="tol", extra=("gap_con",), maxiter=maxiter, max_time=max_time,
-                      tol=tol)
     start = dom.to_x(dom.interior() if y0 is None else y0)
+    # the loops set the monitor's fields: those of the mixture of a fault result
+    monitor = Monitor(problem, callback, history, disp, measure=f"certified gap ({deviations})",
+                      tol_name="tol", extra=("gap_con",), x0=start, maxiter=maxiter,
+                      max_time=max_time, tol=tol)
     if method == "eah":
         status, nit, best = eah(problem, dom, tol, maxiter, max_time, check_every, monitor)
         if "points" not in best:
@@ -237,7 +239,4 @@ def _record_last(monitor, nit, rep):
 def _empty(monitor, start, nit, status):
     """The result of a run stopped before its first point (``max_time=0``, ``maxiter=0``,
     a callback at the start)."""
-    d = start.shape[0]
-    return monitor.result(start, np.nan, np.nan, nit, status, points=np.empty((0, d)),
-                          weights=np.empty(0), gap=np.nan, gap_lin=np.nan, gap_con=np.nan,
-                          fp_residual=0.0)
+    return monitor.result(start, np.nan, np.nan, nit, status, **no_mixture(start.shape[0]))

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._core.result import OptimizeResult, Status
 from ..sets import Polytope
-from ._evi_gap import closed_report
+from ._evi_gap import closed_report, no_mixture
 
 __all__ = ["eah"]
 
@@ -32,6 +32,14 @@ def eah(problem, dom, tol, maxiter, max_time, check_every, monitor):
     X, Fx = [], []
     status, nit = None, 0
     best = OptimizeResult(gap=np.inf)
+
+    def fields(x, nit):
+        """The mixture of a fault result: the best one found, mean ``x``."""
+        if "points" not in best:
+            return no_mixture(dom.d)
+        return {"fp_residual": 0.0, "gap_lin": best.gap, **best}
+
+    monitor.fields = fields
     if monitor.iteration(0, x0 + B @ zc, np.nan, np.nan):
         return Status.CALLBACK, 0, best
     while status is None:

@@ -7,7 +7,7 @@ from ..problems import VIProblem
 from ..validation import check_array, check_choice
 from ._evi_domains import EVIDomain
 
-__all__ = ["evi_gap", "closed_report", "report"]
+__all__ = ["evi_gap", "closed_report", "report", "no_mixture"]
 
 
 def _mixture(problem, points, weights, fvals):
@@ -103,6 +103,12 @@ def closed_report(dom, Y, Fy, w):
     if dom.name == "product of simplices":
         out.update(gap_alce=g[0].copy(), gap_ce=g[1].copy(), gap_cce=g[2].copy())
     return out
+
+
+def no_mixture(d):
+    """The mixture fields of a result before any point: no points, NaN gaps."""
+    return {"points": np.empty((0, d)), "weights": np.empty(0), "gap": np.nan,
+            "gap_lin": np.nan, "gap_con": np.nan, "fp_residual": 0.0}
 
 
 def report(dom, Y, Fy, Fx, w, ce):

@@ -7,7 +7,7 @@ from .._core.result import NonFiniteOracle, OracleError, Status
 from ..problems import AffineOperator, NormalFormOperator
 from . import _evi_kernels as _k
 from ._evi_cg import ColumnGeneration
-from ._evi_gap import report
+from ._evi_gap import no_mixture, report
 
 __all__ = ["ggm"]
 
@@ -65,6 +65,16 @@ def ggm(problem, dom, y0, tol, ce, learner, linear_weights, maxiter, max_time, c
     ysum = np.zeros(dom.dy)  # the weighted sum of the iterates, for the mixture's mean
     nit, fp_res, status = 0, 0.0, None
 
+    def fields(x, nit):
+        """The mixture of a fault result: the rounds up to check ``nit``, mean ``x``."""
+        if nit == 0:
+            return no_mixture(dom.d)
+        Y, Fy, Fx = (np.vstack(a)[:nit] for a in (Ys, Fs, FXs))
+        t = np.arange(1, nit + 1, dtype=float) if linear_weights else np.ones(nit)
+        return {"points": dom.to_x(Y), "weights": t / t.sum(), "fp_residual": fp_res,
+                **report(dom, Y, Fy, Fx, t / t.sum(), ce)}
+
+    monitor.fields = fields
     def python_round(y, k):
         """The operator at round ``k``'s point, in both coordinates (a fault names ``k``)."""
         try:

@@ -24,6 +24,27 @@ def armijo(reference, slope, sufficient_decrease, allowance=0.0):
     return accept
 
 
+def _evaluated(trial, step, n_values):
+    """``trial(step)``, whose first ``n_values`` entries (value, slope) must be finite.
+
+    The one rule of the line searches for a non-finite value: it ends the run. A NaN or
+    inf, returned by ``trial`` or raised by a counted oracle as
+    :class:`~jitopt.NonFiniteOracle`, is raised as :class:`~jitopt.NonFiniteOracle`
+    naming the trial step (a solver run reports it as ``Status.NONFINITE``); it is never
+    read as a step too long. Trials stay where a retraction is defined through the step
+    cap of :func:`longest_step`.
+    """
+    try:
+        out = trial(step)
+    except NonFiniteOracle as err:
+        raise NonFiniteOracle(f"{err} at a line-search trial (step {step:.3g})") from err
+    for value in out[:n_values]:
+        if not math.isfinite(value):
+            raise NonFiniteOracle(f"The objective or its slope at a line-search trial "
+                                  f"(step {step:.3g}) is {value}")
+    return out
+
+
 def backtracking(trial, accept, step, contraction=0.5, min_step=0.0):
     """Shrink ``step`` by ``contraction`` until the trial is accepted.
 
@@ -53,14 +74,12 @@ def backtracking(trial, accept, step, contraction=0.5, min_step=0.0):
     Raises
     ------
     NonFiniteOracle
-        When a trial value is NaN or inf (a solver run reports it as ``Status.NONFINITE``).
+        When a trial value is NaN or inf, or the oracle raised it (a solver run reports it
+        as ``Status.NONFINITE``).
     """
     backtracks = 0
     while True:
-        out = trial(step)
-        if not math.isfinite(out[0]):
-            raise NonFiniteOracle(f"The objective at a trial point (step {step:.3g}) is "
-                                  f"{out[0]}")
+        out = _evaluated(trial, step, 1)
         if accept(step, out[0]):
             return step, out, backtracks
         step *= contraction
@@ -125,9 +144,7 @@ def wolfe(phi, f0, slope0, step, *, c1=1e-4, c2=0.9, strong=False, approximate=T
     max_step : float
         Largest step tried.
     max_evals : int
-        Evaluations of ``phi`` at most. A trial whose value or slope is not finite (or
-        whose oracle raised :class:`~jitopt.NonFiniteOracle`) counts as a step too long;
-        the exception is raised again when no trial gave a decrease.
+        Evaluations of ``phi`` at most.
 
     Returns
     -------
@@ -138,6 +155,12 @@ def wolfe(phi, f0, slope0, step, *, c1=1e-4, c2=0.9, strong=False, approximate=T
         value below :math:`\varphi(0)`; ``None`` when there was none.
     accepted : bool
         Whether ``out`` passed the tests.
+
+    Raises
+    ------
+    NonFiniteOracle
+        When a trial's value or slope is NaN or inf, or its oracle raised it: the run
+        ends (``Status.NONFINITE``), the step is not shrunk.
 
     Examples
     --------
@@ -153,17 +176,9 @@ def wolfe(phi, f0, slope0, step, *, c1=1e-4, c2=0.9, strong=False, approximate=T
     best = None
     approx_value = f0 + eps_f * abs(f0)
     curv = c2 * abs(slope0)
-    fault = None
     for _ in range(max_evals):
-        try:
-            out = phi(t)
-        except NonFiniteOracle as err:  # too far: shrink towards the last good step
-            fault, out = err, (math.nan, math.nan)
+        out = _evaluated(phi, t, 2)
         f, s = out[0], out[1]
-        if not (math.isfinite(f) and math.isfinite(s)):
-            hi, f_hi, s_hi = t, math.inf, math.nan
-            t = lo + 0.1 * (t - lo)
-            continue
         armijo_ok = f <= f0 + c1 * t * slope0
         curvature_ok = abs(s) <= curv if strong else s >= -curv
         if armijo_ok and curvature_ok:
@@ -188,11 +203,9 @@ def wolfe(phi, f0, slope0, step, *, c1=1e-4, c2=0.9, strong=False, approximate=T
         width = hi - lo
         if abs(width) <= 1e-14 * hi:
             break
-        t = _cubic(lo, f_lo, s_lo, hi, f_hi, s_hi) if math.isfinite(f_hi) else lo + 0.5 * width
+        t = _cubic(lo, f_lo, s_lo, hi, f_hi, s_hi)
         t = min(max(t, lo + 0.1 * width), hi - 0.1 * width)
     if best is None:
-        if fault is not None:
-            raise fault
         return 0.0, None, False
     return best[0], best[1], False
 

@@ -129,18 +129,22 @@ def rcg(problem, x0=None, *, beta="HS+", restart_threshold=np.inf, c1=1e-4, c2=0
     reach = longest_step(M)
     x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
 
-    monitor = Monitor(problem, callback, history, disp, extra=("step", "beta"), gtol=gtol,
-                      f_target=f_target, maxiter=maxiter, max_time=max_time,
-                      min_step=min_step)
+    nit = n_restarts = 0
+
+    def fields(x, nit):
+        return {"n_restarts": n_restarts}
+
+    monitor = Monitor(problem, callback, history, disp, extra=("step", "beta"), x0=x,
+                      fields=fields, gtol=gtol, f_target=f_target, maxiter=maxiter,
+                      max_time=max_time, min_step=min_step)
     f, eg = problem.cost_and_egrad(x)
     g = M.euclidean_to_riemannian_gradient(x, eg)
     gnorm = M.norm(x, g)
-    nit = n_restarts = 0
     d = -g
     t_prev, slope_prev = (1.0 / gnorm if gnorm > 0 else 1.0), None
 
     def stop(status):
-        return monitor.result(x, f, gnorm, nit, status, n_restarts=n_restarts)
+        return monitor.result(x, f, gnorm, nit, status, **fields(x, nit))
 
     if monitor.iteration(0, x, f, gnorm):
         return stop(Status.CALLBACK)

@@ -142,7 +142,7 @@ def rgd(problem, x0=None, *, gtol=1e-6, f_target=None, maxiter=1000, max_time=np
     # one, trial points get the cost only and the accepted point its gradient.
     fused = problem.has_cost_and_egrad
 
-    monitor = Monitor(problem, callback, history, disp, gtol=gtol, f_target=f_target,
+    monitor = Monitor(problem, callback, history, disp, x0=x, gtol=gtol, f_target=f_target,
                       maxiter=maxiter, max_time=max_time, min_step=min_step)
     f, egrad = problem.cost_and_egrad(x)
     g = M.euclidean_to_riemannian_gradient(x, egrad)

@@ -128,13 +128,17 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
     reach = longest_step(M)
     x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
 
+    nit = n_skipped = n_resets = 0
+
+    def fields(x, nit):
+        return {"n_skipped": n_skipped, "n_resets": n_resets}
+
     monitor = Monitor(problem, callback, history, disp, extra=("step", "pairs", "min_curvature"),
-                      gtol=gtol, f_target=f_target, maxiter=maxiter, max_time=max_time,
-                      min_step=0.0)
+                      x0=x, fields=fields, gtol=gtol, f_target=f_target, maxiter=maxiter,
+                      max_time=max_time, min_step=0.0)
     f, eg = problem.cost_and_egrad(x)
     g = M.euclidean_to_riemannian_gradient(x, eg)
     gnorm = M.norm(x, g)
-    nit = n_skipped = n_resets = 0
     frame = Frame(M, transport == "isometric")
     pairs = PairMemory(frame, memory, np.shape(frame.to(x, g)))
     gamma = 1.0 / gnorm if gnorm > 0 else 1.0
@@ -145,8 +149,7 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
     coords = frame.kind in ("orthogonal", "chart") and problem.has_cost_and_egrad
 
     def stop(status):
-        return monitor.result(x, f, gnorm, nit, status, n_skipped=n_skipped,
-                              n_resets=n_resets)
+        return monitor.result(x, f, gnorm, nit, status, **fields(x, nit))
 
     if monitor.iteration(0, x, f, gnorm, pairs=0):
         return stop(Status.CALLBACK)

@@ -40,6 +40,21 @@ def _step_rule(step):
                     f"k -> step, got {type(step).__name__}")
 
 
+def _scheduled(step, k):
+    """``step(k)`` of a user schedule as a positive float, else an
+    :class:`~jitopt.OracleError` naming ``step`` (a run reports it as ``ORACLE_ERROR``)."""
+    try:
+        value = step(k)
+    except Exception as err:
+        raise OracleError(f"The step schedule step({k}) raised an exception") from err
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    eta = float(value) if real else np.nan
+    if not (np.isfinite(eta) and eta > 0):
+        raise OracleError(f"The step schedule step({k}) must return a positive finite "
+                          f"number, got {value!r}")
+    return eta
+
+
 @register_method("rsdm", tol_option="gtol", manifolds=(Stiefel, Grassmann))
 def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
          batch_size=None, gtol=1e-6, f_target=None, maxiter=100_000, max_time=np.inf,
@@ -159,7 +174,7 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
         ``callback(intermediate_result)`` or ``callback(xk)``, after every step; raise
         :class:`StopIteration` to stop.
     history : bool
-        Record per-step arrays in ``result.history``; ``grad_norm`` is NaN between checks,
+        Record per-step arrays in ``result.history``; ``stationarity`` is NaN between checks,
         and ``fun`` is NaN where the cost is not known (stochastic variant).
     disp : bool
         Print progress at the checks.
@@ -171,7 +186,7 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     Returns
     -------
     OptimizeResult
-        ``x, fun, grad_norm, success, status, message, nit, nfev, njev, nifo, time``, plus
+        ``x, fun, stationarity, success, status, message, nit, nfev, njev, nifo, time``, plus
         ``n_reorth`` (re-orthonormalisations done) and ``orthogonality``
         (:math:`\|X^\top X - I\|_F` at the end); ``history`` if asked for.
 
@@ -245,10 +260,15 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     est_sum, est_n = 0.0, 0
     checked = []  # the cost at the checks, for the stall test
 
-    monitor = Monitor(problem, callback, history, disp, disp_every=check_every, inplace=True,
-                      gtol=gtol, f_target=f_target, maxiter=maxiter, max_time=max_time,
-                      min_step=min_step)
     nit = n_reorth = 0
+
+    def fields(x, nit):
+        return {"n_reorth": n_reorth,
+                "orthogonality": float(np.linalg.norm(x.T @ x - np.eye(p)))}
+
+    monitor = Monitor(problem, callback, history, disp, disp_every=check_every, inplace=True,
+                      x0=x, fields=fields, gtol=gtol, f_target=f_target, maxiter=maxiter,
+                      max_time=max_time, min_step=min_step)
 
     def full_state():
         fx, eg = problem.cost_and_egrad(x)
@@ -258,9 +278,7 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
         nonlocal f, gnorm
         if np.isnan(f + gnorm):
             f, gnorm = full_state()
-        ortho = float(np.linalg.norm(x.T @ x - np.eye(p)))
-        return monitor.result(x, f, gnorm, nit, status, message, n_reorth=n_reorth,
-                              orthogonality=ortho)
+        return monitor.result(x, f, gnorm, nit, status, message, **fields(x, nit))
 
     f, gnorm = full_state()
     if monitor.iteration(0, x, f, gnorm):
@@ -341,10 +359,7 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
                         grow = backtracks == 0 and df <= -c * eta * w2
                         alpha = eta / shrink if grow else eta
             else:
-                eta = step if not callable(step) else float(step(nit))
-                if not (np.isfinite(eta) and eta > 0):
-                    raise OracleError(f"The step schedule step({nit}) must return a positive "
-                                      f"finite number, got {eta}")
+                eta = step if not callable(step) else _scheduled(step, nit)
                 d, new = trial(eta)
                 if track and need_f:
                     df = change(d, new)

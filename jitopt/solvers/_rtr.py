@@ -192,19 +192,23 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
     gtol, f_target, maxiter, max_time = check_limits(gtol, f_target, maxiter, max_time)
     x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
 
+    nit = ninner = n_rejected = 0
+    stops = dict.fromkeys(TCG_STOPS, 0)
+
+    def fields(x, nit):
+        return {"ninner": ninner, "n_rejected": n_rejected, "tcg_stops": dict(stops)}
+
     monitor = Monitor(problem, callback, history, disp,
-                      extra=("delta", "rho", "inner", "accepted"), gtol=gtol,
-                      f_target=f_target, maxiter=maxiter, max_time=max_time, min_step=0.0)
+                      extra=("delta", "rho", "inner", "accepted"), x0=x, fields=fields,
+                      gtol=gtol, f_target=f_target, maxiter=maxiter, max_time=max_time,
+                      min_step=0.0)
     f, eg = problem.cost_and_egrad(x)
     chart = M.tangent_chart(x)
     g = chart.gradient(eg)
     gnorm = math.sqrt(chart.inner(g, g))
-    nit = ninner = n_rejected = 0
-    stops = dict.fromkeys(TCG_STOPS, 0)
 
     def stop(status):
-        return monitor.result(x, f, gnorm, nit, status, ninner=ninner,
-                              n_rejected=n_rejected, tcg_stops=dict(stops))
+        return monitor.result(x, f, gnorm, nit, status, **fields(x, nit))
 
     fused = problem.has_cost_and_egrad
     # products kept for reuse after a rejection: at most _KEEP_BYTES of them

@@ -287,23 +287,26 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
     x = problem.project(x)
 
     stream = problem.stream
-    base_g, base_h = stream.samples_g, stream.samples_h
+    base = stream.own()
     n_g, n_h = (1, 1) if rule == "schedule" else (n0, n0_h)
     n_h = n_h if with_h else 0
     A_coef, B_coef = c_g / mu, c_h / (2 * rho + mu)
-    monitor = Monitor(problem, callback, history, disp, measure=_MEASURE, tol_name="tol",
-                      extra=("step", "n_g", "n_h", "samples", "gap"), maxiter=maxiter,
-                      max_time=max_time, tol=tol, max_samples=max_samples)
     fun = crit = float("nan")
     nit = 0
 
+    def fields(x, nit):
+        g, h = (now - then for now, then in zip(stream.own(), base))
+        return {"samples": g + h, "samples_g": g, "samples_h": h}
+
     def drawn():
-        return (stream.samples_g - base_g) + (stream.samples_h - base_h)
+        return fields(x, nit)["samples"]
+
+    monitor = Monitor(problem, callback, history, disp, measure=_MEASURE, tol_name="tol",
+                      extra=("step", "n_g", "n_h", "samples", "gap"), x0=x, fields=fields,
+                      maxiter=maxiter, max_time=max_time, tol=tol, max_samples=max_samples)
 
     def stop(status, message=None):
-        return monitor.result(x, fun, crit, nit, status, message, samples=drawn(),
-                              samples_g=stream.samples_g - base_g,
-                              samples_h=stream.samples_h - base_h)
+        return monitor.result(x, fun, crit, nit, status, message, **fields(x, nit))
 
     monitor.iteration(0, x, fun, crit, n_g=0, n_h=0, samples=0)
     while True:

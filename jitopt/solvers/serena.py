@@ -206,12 +206,19 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
             return np.tile(all_samples, (rows, 1))
         return rng.integers(0, n, size=(rows, size), dtype=np.int64)
 
-    monitor = Monitor(problem, callback, history, disp, extra=("passes",), gtol=gtol,
-                      f_target=f_target, max_passes=max_passes, maxiter=maxiter,
-                      max_time=max_time)
     nit = 0
     # IFO spent on checkpoint gradients that the method itself does not use
     monitor_ifo = 0
+
+    def passes():
+        return (monitor.counts()[2] - monitor_ifo) / n
+
+    def fields(x, nit):
+        return {"passes": passes(), "loop": "python" if kernel is None else "numba"}
+
+    monitor = Monitor(problem, callback, history, disp, extra=("passes",), x0=x,
+                      fields=fields, gtol=gtol, f_target=f_target, max_passes=max_passes,
+                      maxiter=maxiter, max_time=max_time)
 
     def checkpoint(x):
         nonlocal monitor_ifo
@@ -222,16 +229,8 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
             f, g = kernel.cost_and_rgrad(problem, x)
         return f, g, M.norm(x, g)
 
-    def passes():
-        return (monitor.counts()[2] - monitor_ifo) / n
-
-    def fields():
-        return {"passes": passes(), "loop": "python" if kernel is None else "numba"}
-
     def stop(status):
-        return monitor.result(x, f, gnorm, nit, status, **fields())
-
-    monitor.fault_fields = fields
+        return monitor.result(x, f, gnorm, nit, status, **fields(x, nit))
 
     f, g, gnorm = checkpoint(x)
     if not np.isfinite(gnorm):

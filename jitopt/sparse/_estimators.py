@@ -1,14 +1,18 @@
 """scikit-learn estimators: k-sparse least squares and logistic regression by IHT-2SP."""
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..problems._sparse import LeastSquares, Logistic
+from ..validation import as_array
 from ._iht import iht
+from ._projection import check_constraint
 
 __all__ = ["IHTRegressor", "IHTClassifier"]
 
@@ -36,7 +40,15 @@ def _fit_data(estimator, X, y, **checks):
             and np.isfinite(X).all() and np.isfinite(y).all()):
         validate_data(estimator, X, y, skip_check_array=True)
         return X, y
+    for name, value in (("X", X), ("y", y)):
+        as_array(name, value)  # a ragged nesting of lists, refused by name
     return validate_data(estimator, X, y, dtype=np.float64, **checks)
+
+
+def _exponent(a):
+    """``e`` with the largest ``|a|`` in ``[2^(e-1), 2^e)`` (0 for zeros): ``a * 2^-e`` is
+    of order one, and exactly ``a`` rescaled."""
+    return int(np.frexp(np.abs(a).max(initial=0.0))[1])
 
 
 class _IHTBase(BaseEstimator):
@@ -46,6 +58,15 @@ class _IHTBase(BaseEstimator):
                     tol=self.tol, relax=self.relax, refit=self.refit, jit=self.jit,
                     rng=self.random_state)
 
+    def _solve(self, problem, k, **more):
+        """:func:`iht` with the estimator's options; a ``ConvergenceWarning`` with the
+        solver's message when it did not end as designed."""
+        res = iht(problem, k=k, **self._options(), **more)
+        if not res.success:
+            warnings.warn(f"{type(self).__name__}: {res.message}", ConvergenceWarning,
+                          stacklevel=3)
+        return res
+
 
 class IHTRegressor(RegressorMixin, _IHTBase):
     r"""Least squares with at most ``n_nonzero_coefs`` nonzero coefficients in a convex set.
@@ -53,9 +74,14 @@ class IHTRegressor(RegressorMixin, _IHTBase):
     Solves :math:`\min_w \frac1{2n}\|y - b - Xw\|^2` subject to :math:`\|w\|_0 \le k` and
     :math:`w \in \Gamma` with :func:`jitopt.sparse.iht`. The intercept :math:`b` is not
     constrained and not counted in :math:`k`: with ``fit_intercept=True``, ``X`` and ``y``
-    are centred and :math:`b = \bar y - \bar x^\top w`. Gradients of sparse iterates come
-    from cached rows of the Gram matrix :math:`X^\top X/n` (one row per coordinate that ever
-    enters the support), so an iteration costs :math:`O(pk)` rather than :math:`O(np)`.
+    are centred and :math:`b = \bar y - \bar x^\top w`. When :math:`\Gamma` is a cone (no
+    constraint, the orthant), ``X`` and ``y`` are each scaled by a power of two to entries
+    of order one, exactly, and :math:`w` scaled back: the fit does not depend on the units
+    of the data (``1e150 * X`` gives ``1e-150`` times the coefficients). A run that does not
+    end as designed gives a ``ConvergenceWarning`` with the solver's message. Gradients of
+    sparse iterates come from cached rows of the Gram matrix :math:`X^\top X/n` (one row
+    per coordinate that ever enters the support), so an iteration costs :math:`O(pk)`
+    rather than :math:`O(np)`.
 
     Parameters
     ----------
@@ -88,7 +114,8 @@ class IHTRegressor(RegressorMixin, _IHTBase):
     n_iter_ : int
     n_features_in_ : int
     result_ : jitopt.OptimizeResult
-        The solver's result (oracle counts, status, support).
+        The solver's result (oracle counts, status, support; ``x`` and ``fun`` of the
+        rescaled problem).
 
     Examples
     --------
@@ -123,9 +150,13 @@ class IHTRegressor(RegressorMixin, _IHTBase):
         if self.fit_intercept:
             x_mean, y_mean = X.mean(axis=0), y.mean()
             X, y = X - x_mean, y - y_mean
-        res = iht(LeastSquares(X, y), k=k, **self._options())
-        self.coef_ = res.x
-        self.intercept_ = float(y_mean - x_mean @ res.x) if self.fit_intercept else 0.0
+        ex = ey = 0
+        if check_constraint(self.constraint, X.shape[1]).cone:
+            ex, ey = _exponent(X), _exponent(y)
+            X, y = np.ldexp(X, -ex), np.ldexp(y, -ey)
+        res = self._solve(LeastSquares(X, y), k)
+        self.coef_ = np.ldexp(res.x, ey - ex)
+        self.intercept_ = float(y_mean - x_mean @ self.coef_) if self.fit_intercept else 0.0
         self.n_iter_ = res.nit
         self.result_ = res
         return self
@@ -207,8 +238,7 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
         for c in targets:
             labels = np.where(codes == c, 1.0, -1.0)
             problem = Logistic(X, labels, self.alpha, self.fit_intercept)
-            res = iht(problem, k=k, n_unconstrained=int(self.fit_intercept),
-                      **self._options())
+            res = self._solve(problem, k, n_unconstrained=int(self.fit_intercept))
             coefs.append(res.x[:p])
             intercepts.append(res.x[p] if self.fit_intercept else 0.0)
             nits.append(res.nit)

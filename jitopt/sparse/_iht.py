@@ -322,19 +322,28 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
     # the relaxed run only provides starts for the pruning: a looser tolerance suffices
     loop_tol = tol if k_work == k else max(tol, _RELAXED_TOL_SWAP if swap > 0 else _RELAXED_TOL)
 
-    monitor = Monitor(problem, callback, history, disp, measure=_MEASURE, tol_name="tol",
-                      extra=("step",), maxiter=maxiter, max_time=max_time, tol=tol,
-                      min_step=min_step)
+    run = SimpleNamespace(op=op, oracle=oracle, maxiter=maxiter, max_time=max_time,
+                          backtrack=backtrack, min_step=min_step, loop_tol=loop_tol,
+                          per_iterate=per_iterate, eta=eta, n_increases=0)
+    n_swaps = 0
+
+    def fields(x, nit):
+        """The own fields of the result at ``x``, iterate ``nit`` of the main run."""
+        return {"support": np.flatnonzero(x[:p]), "n_nonzero": int(np.count_nonzero(x[:p])),
+                "k_work": k_work, "best_iteration": nit, "n_increases": int(run.n_increases),
+                "step": run.eta, "selection": selection, "n_swaps": n_swaps,
+                "loop": "numba" if compiled else "python"}
+
+    monitor = run.monitor = Monitor(problem, callback, history, disp, measure=_MEASURE,
+                                    tol_name="tol", extra=("step",), x0=w, fields=fields,
+                                    maxiter=maxiter, max_time=max_time, tol=tol,
+                                    min_step=min_step)
     f, g = oracle(w, 0)
     monitor.iteration(0, w, f, math.sqrt(gradient_step(op, w, g, eta)[2]) / eta, step=eta)
-    run = SimpleNamespace(op=op, oracle=oracle, monitor=monitor, maxiter=maxiter,
-                          max_time=max_time, backtrack=backtrack, min_step=min_step,
-                          loop_tol=loop_tol, per_iterate=per_iterate)
     loop = (numba_loop if compiled else python_loop)(run, w, f, np.ascontiguousarray(g), eta)
-    status, nit, eta, n_increases = loop.status, loop.nit, loop.eta, loop.n_increases
+    status, nit, eta = loop.status, loop.nit, loop.eta
     f_best, x, g_best, best_it = loop.best
     quick = status in (Status.CALLBACK, Status.MAXTIME)  # stop without the polishing runs
-    n_swaps = 0
     changed = True
     if k_work > k and quick:
         x = op(x, k)
@@ -351,7 +360,7 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
         x, f_best, n_swaps, polish = _prune_and_polish(problem, op, x, k, swap, eta, inner,
                                                        monitor)
         nit += sum(r.nit for r in polish)
-        n_increases += sum(r.n_increases for r in polish)
+        run.n_increases += sum(r.n_increases for r in polish)
         if any(r.status == Status.MAXTIME for r in polish):
             status = Status.MAXTIME
     elif swap > 0 and not quick:
@@ -363,12 +372,8 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
     g_x = oracle.gradient(x) if changed else g_best
     gmap = float(np.linalg.norm(x - op(x - eta * g_x, k))) / eta
     message = loop.message if status == loop.status else None
-    return monitor.result(x, f_best, gmap, nit, status, message,
-                          support=np.flatnonzero(x[:p]),
-                          n_nonzero=int(np.count_nonzero(x[:p])), k_work=k_work,
-                          best_iteration=best_it, n_increases=int(n_increases), step=eta,
-                          selection=selection, n_swaps=n_swaps,
-                          loop="numba" if compiled else "python")
+    run.eta = eta
+    return monitor.result(x, f_best, gmap, nit, status, message, **fields(x, best_it))
 
 
 def _prune_and_polish(problem, op, x, k, swap, eta, inner, monitor):

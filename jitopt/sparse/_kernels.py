@@ -4,7 +4,7 @@ box-constrained quadratic refit and one round of the exchange search over suppor
 import numpy as np
 from numba import njit
 
-from ..sets import project_kernel
+from ..sets._kernels import project
 
 MAGNITUDE, GAIN, SIGNED = 0, 1, 2
 SELECTIONS = {"magnitude": MAGNITUDE, "gain": GAIN, "signed": SIGNED}
@@ -77,7 +77,7 @@ def two_step(lo, hi, fpar, ipar, groups, z, k, rule, out):
     for j in range(k):
         vals[j] = z[sel[j]]
     proj = np.empty(k)
-    project_kernel(lo, hi, fpar, ipar, groups, sel, vals, proj)
+    project(lo, hi, fpar, ipar, groups, sel, vals, proj)
     out[:] = 0.0
     for j in range(k):
         out[sel[j]] = proj[j]

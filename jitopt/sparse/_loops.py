@@ -38,8 +38,10 @@ def gradient_step(op, w, g, eta):
 
 def python_loop(run, w, f, g, eta):
     """Iterate from ``(w, f(w), g(w))`` with the first step ``eta``; ``run`` holds the
-    operator ``op``, the ``oracle``, the ``monitor`` and the limits. Returns a namespace
-    with ``status, message, nit, eta, best = (f, w, g, iteration), n_increases``."""
+    operator ``op``, the ``oracle``, the ``monitor`` and the limits, and gets the step
+    ``eta`` and the count ``n_increases`` as they change (for a fault result). Returns a
+    namespace with ``status, message, nit, eta, best = (f, w, g, iteration),
+    n_increases``."""
     op, oracle, monitor = run.op, run.oracle, run.monitor
     nit = n_increases = 0
     best = (f, w, g, 0)
@@ -76,6 +78,7 @@ def python_loop(run, w, f, g, eta):
             f_new, g_new = oracle(w_new, nit + 1)
         nit += 1
         n_increases += f_new > f
+        run.eta, run.n_increases = eta, n_increases
         move = math.sqrt(dw2)
         w, f, g = w_new, f_new, g_new
         if f < best[0]:
@@ -187,6 +190,7 @@ def numba_loop(run, w, f, g, eta):
         problem.counts.nifo += calls * n
         nit += done
         n_increases += increases
+        run.eta, run.n_increases = eta, n_increases
         if code == _NONFINITE:
             raise NonFiniteOracle("The least-squares objective or its gradient is not finite")
         if done and monitor.iteration(nit, w, f, move / eta_used, step=eta_used):

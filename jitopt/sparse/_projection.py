@@ -5,7 +5,8 @@ the constraint and selection checks, and the operator the solver applies."""
 import numpy as np
 
 from ..validation import check_array, check_choice, check_int
-from ..sets import Box, ConvexSet, NonNegative, project_kernel
+from ..sets import Box, ConvexSet, NonNegative
+from ..sets._kernels import project
 from ._kernels import SELECTIONS, iht_step, two_step
 
 __all__ = ["two_step_projection", "hard_threshold", "check_constraint", "resolve_selection",
@@ -105,7 +106,7 @@ class TwoStep:
         for ``S = support`` (the free coordinates untouched)."""
         out = np.zeros_like(z)
         proj = np.empty(support.shape[0])
-        project_kernel(*self.args, support, np.ascontiguousarray(z[support]), proj)
+        project(*self.args, support, np.ascontiguousarray(z[support]), proj)
         out[support] = proj
         out[self.p:] = z[self.p:]
         return out

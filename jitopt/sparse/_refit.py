@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..sets import project_kernel
+from ..sets._kernels import project
 from ._kernels import box_qp, splice_round
 
 __all__ = ["exchange_search", "refit_on_support"]
@@ -128,7 +128,7 @@ def refit_on_support(problem, op, x, variant, eta, maxiter):
 
         def proj(v):
             out = np.empty_like(v)
-            project_kernel(*args, support, v, out)
+            project(*args, support, v, out)
             return out
 
         def cost(v):

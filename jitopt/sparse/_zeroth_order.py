@@ -1,10 +1,29 @@
 r"""The zeroth-order gradient estimator of the zeroth-order IHT variant (HZO-HT)."""
 
+import math
+
 import numpy as np
 
+from .._core.result import NonFiniteOracle, OracleError
 from ..validation import check_array, check_choice, check_int, check_real, check_rng
 
 __all__ = ["zo_gradient"]
+
+
+def _value(fun, x):
+    """``fun(x)`` as a finite float: an estimate from a NaN or inf value would be NaN or
+    inf itself, with no word of why."""
+    f = fun(x)
+    if np.ndim(f) != 0 or np.iscomplexobj(f) or isinstance(f, (bool, str, bytes)):
+        raise OracleError(f"fun must return a real scalar, got {type(f).__name__} of shape "
+                          f"{np.shape(f)}")
+    try:
+        f = float(f)
+    except (TypeError, ValueError):
+        raise OracleError(f"fun must return a real scalar, got {type(f).__name__}") from None
+    if not math.isfinite(f):
+        raise NonFiniteOracle(f"fun returned a non-finite value ({f})")
+    return f
 
 
 def zo_gradient(fun, x, n_directions=10, smoothing=1e-4, subspace_size=None, rng=None,
@@ -45,6 +64,13 @@ def zo_gradient(fun, x, n_directions=10, smoothing=1e-4, subspace_size=None, rng
     n_queries : int
         Calls made to ``fun``.
 
+    Raises
+    ------
+    jitopt.NonFiniteOracle
+        When ``fun`` returns NaN or inf (the estimate would be NaN or inf).
+    jitopt.OracleError
+        When ``fun`` returns something other than a real scalar.
+
     Examples
     --------
     The coordinate estimator is exact on a quadratic (central differences):
@@ -65,15 +91,17 @@ def zo_gradient(fun, x, n_directions=10, smoothing=1e-4, subspace_size=None, rng
         for i in range(d):
             e = np.zeros(d)
             e[i] = mu
-            g[i] = (fun(x + e) - fun(x - e)) / (2 * mu)
+            g[i] = (_value(fun, x + e) - _value(fun, x - e)) / (2 * mu)
         return g, 2 * d
     q = check_int("n_directions", n_directions, low=1)
     s2 = d if subspace_size is None else check_int("subspace_size", subspace_size, 1, d)
     rng = check_rng(rng)
     queries = 0
     if f0 is None:
-        f0 = fun(x)
+        f0 = _value(fun, x)
         queries += 1
+    else:
+        f0 = check_real("f0", f0, -np.inf, np.inf, True, True)
     # all directions at once: Gaussian entries on a random s2-subset of coordinates, normalized
     U = rng.standard_normal((q, d))
     if s2 < d:
@@ -84,7 +112,7 @@ def zo_gradient(fun, x, n_directions=10, smoothing=1e-4, subspace_size=None, rng
     U /= np.linalg.norm(U, axis=1)[:, None]
     diffs = np.empty(q)
     for j in range(q):
-        diffs[j] = fun(x + mu * U[j]) - f0
+        diffs[j] = _value(fun, x + mu * U[j]) - f0
     queries += q
     g = diffs @ U
     return g * (d / (q * mu)), queries

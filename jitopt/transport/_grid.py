@@ -49,6 +49,11 @@ def grid_coordinates(shape):
     >>> y[:, 0], x[0]
     (array([0.25, 0.75]), array([0.125, 0.375, 0.625, 0.875]))
     """
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__len__"):
+        raise TypeError(f"shape must be a pair (n0, n1) of positive integers, got "
+                        f"{type(shape).__name__}")
+    if len(shape) != 2:
+        raise ValueError(f"shape must be a pair (n0, n1) of positive integers, got {shape!r}")
     n0 = check_int("shape[0]", shape[0], low=1)
     n1 = check_int("shape[1]", shape[1], low=1)
     y = (np.arange(n0) + 0.5) / n0
@@ -247,7 +252,10 @@ def pushforward(density, potential, max_subsamples=16):
         The convex potential :math:`f` at the cell centres; :math:`\nabla f` should map into
         the unit square (points outside are clamped to the boundary cells).
     max_subsamples : int, default 16
-        Cap on the sub-samples per cell and axis.
+        Cap on the sub-samples per cell and axis. A cap with which the potential would
+        need more than :math:`\max(10^8, 256\,m)` sub-samples in all (:math:`m` cells;
+        the default's worst case is :math:`256\,m`) is refused, rather than run for
+        minutes.
 
     Returns
     -------
@@ -273,9 +281,35 @@ def pushforward(density, potential, max_subsamples=16):
         raise ValueError(f"potential must have the shape of density {rho.shape}, "
                          f"got {f.shape}")
     maxsub = check_int("max_subsamples", max_subsamples, low=1)
+    if maxsub > 16:
+        _check_subsamples(rho, f, maxsub)
     out = np.empty_like(rho)
     _kernels.pushforward(rho, f, out, maxsub)
     return out
+
+
+def _check_subsamples(rho, f, maxsub):
+    """Refuse ``maxsub`` when :func:`pushforward` would deposit more than
+    ``max(1e8, 256 m)`` sub-samples: the sum over the cells of positive mass of
+    ``k0 k1``, ``k`` the stretch of the map in output cells rounded up, at most ``maxsub``
+    (the rule of the kernel, in NumPy)."""
+    n0, n1 = rho.shape
+    p = potential_gradient(f) * np.array([n0, n1])  # the map in output cells
+    with np.errstate(over="ignore", invalid="ignore"):
+        stretch = []
+        for axis, n in ((0, n0), (1, n1)):
+            i = np.arange(n)
+            lo, hi = np.maximum(i - 1, 0), np.minimum(i + 1, n - 1)
+            d = np.abs(np.take(p, hi, axis) - np.take(p, lo, axis)).max(axis=-1)
+            e = d / np.expand_dims(hi - lo, 1 - axis)
+            stretch.append(np.where(e < maxsub, np.maximum(1.0, np.ceil(e - 1e-9)), maxsub))
+        total = float(np.sum((stretch[0] * stretch[1])[rho > 0]))
+    budget = max(1e8, 256.0 * rho.size)
+    if total > budget:
+        raise ValueError(f"max_subsamples = {maxsub} is too large for this potential: its "
+                         f"gradient stretches cells so far that the pushforward would deposit "
+                         f"{total:.3g} sub-samples (more than {budget:.3g}); lower "
+                         f"max_subsamples")
 
 
 # ------------------------------------------------------------------------ back and forth
@@ -365,7 +399,10 @@ def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=Fa
         magnitude. (The :math:`\dot H^{-1}` residuals, logged, level off at a
         discretisation floor instead of reaching zero.)
     sigma : float, optional
-        Initial step size (default :math:`4/\max(a, b)` for densities of mean one).
+        Initial step size (default :math:`4/\max(a, b)` for densities of mean one). A step
+        with which the iterations stall at a dual value no higher than at the start (too
+        small to move the potentials, or so large that they jam), or reach one above the
+        largest possible value, is refused: a ``ValueError`` naming ``sigma``.
     verbose : bool, default False
         Print the dual value and residuals every 10 iterations.
     log : bool, default False
@@ -412,8 +449,20 @@ def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=Fa
     phi = q.copy()
     psi = q.copy()
     duals, errs = [], []
+    sigma0 = sigma
+    start = _kernels.dual_value(phi, psi, a, b)
     old, sigma, it, converged = _back_and_forth(a, b, phi, psi, sigma, numItermax, stopThr,
                                                 duals, errs, verbose)
+    # W2^2 is at most the largest squared distance between two cell centres
+    top = sum(((n - 1) / n) ** 2 for n in a.shape)
+    stalled = converged and not old > start and np.max(errs) > 0.0  # (a == b: no residual)
+    if stalled or not 2.0 * old <= top * (1 + 1e-9):
+        why = (f"stalled after {it} iterations at a dual value {old:.3e} no higher than at "
+               f"the start ({start:.3e})" if stalled else
+               f"diverged: W2^2 would be {2.0 * old:.3e}, above the largest squared distance "
+               f"{top:.3g} between two cells")
+        raise ValueError(f"sigma = {sigma0:g} made no progress: the iterations {why} (the "
+                         f"default sigma is {4.0 / max(a.max(), b.max()):g})")
     w2 = 2.0 * max(old, 0.0)  # W2² >= 0: an early iterate's dual value may be below it
     if not log:
         return w2

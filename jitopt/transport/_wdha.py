@@ -375,6 +375,14 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
 
     pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
     message = None
+    dual = res = np.full(n, np.nan)  # (before the first evaluation)
+    wgrad = np.nan
+
+    def fields(x, nit):
+        return {"potentials": psi, "sigma": sig, "dual": dual, "h1_residual": res,
+                "wasserstein_gradient": wgrad, "levels": levels}
+
+    monitor.fields = fields
     try:
         try:
             pbar, dual, res, wgrad, cells = evaluate(nu, ascent)
@@ -427,9 +435,7 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
             pool.shutdown()
     if output == "sharpened" and stat > tol:  # else the iterate is exact already
         bary = _sharpened(mus, lam, phi, active, maxsub)
-    return monitor.result(bary, fun, stat, nit, status, message, potentials=psi, sigma=sig,
-                          dual=dual, h1_residual=res, wasserstein_gradient=wgrad,
-                          levels=levels)
+    return monitor.result(bary, fun, stat, nit, status, message, **fields(bary, nit))
 
 
 def _sharpened(mus, lam, phi, active, maxsub):

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from ..problems._barycenter import BarycenterProblem
+from ..problems._barycenter import BarycenterProblem, as_density
 from ..validation import check_choice, check_int, check_real
 from ._wdha import wdha
 
@@ -102,7 +102,7 @@ def wdha_barycenter(A, weights=None, numItermax=None, stopThr=1e-12, verbose=Fal
     >>> log["status"].name, bool(log["success"])
     ('CONVERGED', True)
     """
-    problem = BarycenterProblem(A, weights)
+    problem = BarycenterProblem(as_density("A", A, ndim=3), weights)  # errors name A
     variant = check_choice("variant", variant, ("sharp", "paper"))
     T = check_int("numItermax", (300 if variant == "paper" else 1000) if numItermax is None
                   else numItermax, low=1)
