@@ -27,7 +27,8 @@ from ..problems._finite_sum import _karcher_log_sum, sample_gradients
 
 # manifold codes (the default retraction of each manifold; others run the Python loop)
 SPHERE, STIEFEL, GRASSMANN, SPD_EXP = range(4)
-# reassociated sums (so that they vectorise) in the loops over a row
+# reassociated sums (so that they vectorise) in the loops over a row; no assumption that
+# values are finite, so the finiteness tests keep their meaning
 _FAST = {"reassoc", "contract"}
 # helpers called only from kernels: no Python wrapper, no division checks
 _INNER = {"cache": True, "no_cpython_wrapper": True, "error_model": "numpy"}
@@ -49,7 +50,7 @@ def manifold_code(manifold):
     return None
 
 
-@njit(**_INNER)
+@njit(fastmath=_FAST, **_INNER)
 def _axpby(out, a, x, b, y):
     """out = a x + b y elementwise (``y`` unread when b = 0); returns whether every entry
     of ``out`` is finite."""
@@ -62,7 +63,7 @@ def _axpby(out, a, x, b, y):
     return acc == 0.0
 
 
-@njit(**_INNER)
+@njit(fastmath=_FAST, **_INNER)
 def _project(mk, x, u):
     """u <- P_x(u) in the kernel layout: the rows of u minus sym(u xᵀ) x (Stiefel) or
     (u xᵀ) x (sphere, Grassmann), i.e. U - X sym(XᵀU) or U - X XᵀU for U = uᵀ, X = xᵀ."""
@@ -81,7 +82,7 @@ def _project(mk, x, u):
                 u[i, k] -= c * x[j, k]
 
 
-@njit(**_INNER)
+@njit(fastmath=_FAST, **_INNER)
 def _orthonormalize(y):
     """The rows of ``y`` replaced by the Q factor of the QR factorisation of ``yᵀ`` with a
     positive diagonal in R: Gram-Schmidt, each row orthogonalised twice. Returns whether
