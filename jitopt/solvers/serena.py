@@ -71,8 +71,9 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
         ``x0``, from 10 steps of the power iteration on differences of batch gradients
         (:math:`20b` IFO, counted in ``passes``). An epoch that ends with a larger full
         cost than it started from is discarded (the iterate returns to the checkpoint,
-        its IFO stay counted) and the step halves; the step never grows. The theory guide
-        gives the rule's measurements against tuned steps.
+        its IFO stay counted) and the step halves (for the noise-limited estimators, once
+        an epoch has stood, at most once per doubling of the epochs run); the step never
+        grows. The theory guide gives the rule's measurements against tuned steps.
     batch_size : int, optional
         :math:`b = |S_t|`, ``1 <= b <= n``; default :math:`\lceil\sqrt n\,\rceil`.
     epoch_length : int, "auto" or None
