@@ -410,7 +410,9 @@ class FiniteSumProblem(Problem):
 
     #: Compiled per-sample oracles of a built-in problem, or ``None`` (see Notes).
     sample_kernel = None
-    default_method = "rgd"
+    #: R-SRVRG with its default step: fewer passes than ``rgd`` on every problem of the
+    #: defaults battery but the Karcher mean (docs/theory/serena)
+    default_method = "r-srvrg"
 
     def __init__(self, manifold, cost, egrad, n_samples, *, fopt=None, xopt=None):
         if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):

@@ -266,8 +266,8 @@ def minimize(fun, x0=None, args=(), jac=None, method=None, manifold=None, tol=No
     method : str or Method, optional
         A name from :func:`available_methods`; default ``"rlbfgs"`` for a callable ``fun``
         or a plain :class:`~jitopt.Problem` (smooth and deterministic; ``"rtr"`` on
-        :class:`~jitopt.manifolds.FixedRankEmbedded`), else the first method of
-        ``available_methods(problem)``. A method that does not take the
+        :class:`~jitopt.manifolds.FixedRankEmbedded`), ``"r-srvrg"`` for a
+        :class:`~jitopt.FiniteSumProblem`, else the problem type's ``default_method``. A method that does not take the
         problem's type raises a ``TypeError`` naming both.
     manifold : jitopt.manifolds.Manifold, optional
         The domain; ``None`` means ``Euclidean(*x0.shape)``.

@@ -34,38 +34,95 @@ def pca_cost(x, z, idx):
     return -np.sum(zx * zx) / idx.size
 
 
+@njit(cache=True, no_cpython_wrapper=True, error_model="numpy",
+      fastmath={"reassoc", "contract"})
+def sample_gradients(out, xt, z, sq, eps2, idx):
+    r"""The mean over ``idx`` of the Euclidean gradients of PCA (``sq`` empty) or of robust
+    PCA, written transposed into ``out`` (shape ``(p, d)``, like ``xt`` = :math:`X^\top`);
+    returns the mean cost.
+
+    With :math:`s_i = X^\top z_i`, PCA's :math:`f_i = -\|s_i\|^2` has gradient
+    :math:`-2 z_i s_i^\top`; robust PCA's :math:`f_i = r_i =
+    \sqrt{\varepsilon^2 + \|z_i\|^2 - \|s_i\|^2}` has gradient :math:`-z_i s_i^\top / r_i`.
+    Samples go four at a time, so each row of ``out`` is read and written once per four
+    samples and every inner loop runs over a contiguous row (reassociated sums, which
+    vectorise).
+    """
+    p, d = xt.shape
+    b = idx.size
+    for j in range(p):
+        for k in range(d):
+            out[j, k] = 0.0
+    s = np.empty((4, p))  # row l: the weighted s_i of the group's sample l
+    cost = 0.0
+    for start in range(0, b, 4):
+        # a short last group repeats its last sample, with weight 0
+        i0, i1 = idx[start], idx[min(start + 1, b - 1)]
+        i2, i3 = idx[min(start + 2, b - 1)], idx[min(start + 3, b - 1)]
+        for j in range(p):
+            s0 = s1 = s2 = s3 = 0.0
+            for k in range(d):
+                xjk = xt[j, k]
+                s0 += xjk * z[i0, k]
+                s1 += xjk * z[i1, k]
+                s2 += xjk * z[i2, k]
+                s3 += xjk * z[i3, k]
+            s[0, j], s[1, j], s[2, j], s[3, j] = s0, s1, s2, s3
+        for l in range(4):
+            w = 0.0
+            if start + l < b:
+                q = 0.0
+                for j in range(p):
+                    q += s[l, j] * s[l, j]
+                if sq.size:
+                    r = np.sqrt(eps2 + max(sq[idx[start + l]] - q, 0.0))
+                    cost += r
+                    w = -1.0 / (b * r)
+                else:
+                    cost -= q
+                    w = -2.0 / b
+            for j in range(p):
+                s[l, j] *= w
+        for j in range(p):
+            c0, c1, c2, c3 = s[0, j], s[1, j], s[2, j], s[3, j]
+            for k in range(d):
+                out[j, k] += c0 * z[i0, k] + c1 * z[i1, k] + c2 * z[i2, k] + c3 * z[i3, k]
+    return cost / b
+
+
+@njit(cache=True)
+def _transposed(a):
+    out = np.empty((a.shape[1], a.shape[0]))
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[j, i] = a[i, j]
+    return out
+
+
 @njit(cache=True)
 def pca_egrad(x, z, idx):
     """mean over idx of -2 z_i z_iᵀ x."""
-    zs = z[idx]
-    return (-2.0 / idx.size) * (zs.T @ (zs @ x))
-
-
-@njit(cache=True, inline="always")
-def _robust_residuals(x, z, sq, eps2, idx):
-    zs = z[idx]
-    zx = zs @ x
-    res = np.empty(idx.size)
-    for k in range(idx.size):
-        r2 = sq[idx[k]] - np.sum(zx[k] * zx[k])
-        res[k] = np.sqrt(eps2 + max(r2, 0.0))
-    return zs, zx, res
+    g = np.empty((x.shape[1], x.shape[0]))
+    sample_gradients(g, _transposed(x), z, np.zeros(0), 0.0, idx)
+    return _transposed(g)
 
 
 @njit(cache=True)
 def robust_cost(x, z, sq, eps2, idx):
     """mean over idx of sqrt(eps² + ||z_i - x xᵀz_i||²)."""
-    _, _, res = _robust_residuals(x, z, sq, eps2, idx)
-    return np.sum(res) / idx.size
+    zx = z[idx] @ x
+    total = 0.0
+    for k in range(idx.size):
+        total += np.sqrt(eps2 + max(sq[idx[k]] - np.sum(zx[k] * zx[k]), 0.0))
+    return total / idx.size
 
 
 @njit(cache=True)
 def robust_egrad(x, z, sq, eps2, idx):
     """mean over idx of -z_i z_iᵀ x / sqrt(eps² + ||z_i - x xᵀz_i||²)."""
-    zs, zx, res = _robust_residuals(x, z, sq, eps2, idx)
-    for k in range(idx.size):
-        zx[k] /= res[k]
-    return (-1.0 / idx.size) * (zs.T @ zx)
+    g = np.empty((x.shape[1], x.shape[0]))
+    sample_gradients(g, _transposed(x), z, sq, eps2, idx)
+    return _transposed(g)
 
 
 @njit(cache=True)

@@ -5,40 +5,85 @@ with the problem's callables, doing the same operations in the same order."""
 import numpy as np
 
 from .._core.result import NonFiniteOracle
-from ..validation import as_c_float as _c
 from . import _serena_kernels as K
 
 __all__ = ["estimator_steps"]
 
+_NO_INDEX = np.zeros(0, dtype=np.int64)
+
+
+class _Loop:
+    """The Python path: the steps with the problem's callables, then the checkpoint's full
+    cost and gradient (each call counted by the problem)."""
+
+    loop = "python"
+
+    def __init__(self, problem):
+        self.problem = problem
+
+    def chunk(self, x, v, xa, ga, idx, idx2, etas, betas, control, independent,
+              checkpoint=True):
+        """``(status, steps, x, v, f, g)``: the steps from ``x`` and ``v``, then the full cost
+        ``f`` and Riemannian gradient ``g`` at the new ``x`` (``None`` without
+        ``checkpoint`` or after a non-finite value, ``status`` 1)."""
+        problem = self.problem
+        problem.prefetch(idx, idx2)
+        status, steps, x, v = _python_chunk(problem, x, v, xa, ga, idx, idx2, etas, betas,
+                                            control, independent)
+        if status or not checkpoint:
+            return status, steps, x, v, None, None
+        return status, steps, x, v, problem.cost(x), problem.rgrad(x)
+
+    def checkpoint(self, x):
+        """The full cost and Riemannian gradient at ``x``."""
+        return self.problem.cost(x), self.problem.rgrad(x)
+
 
 class _Kernel:
-    """The Numba path: the built-in problem's compiled per-sample oracle and manifold."""
+    """The Numba path: the built-in problem's compiled per-sample oracle and manifold, on
+    arrays in the kernels' layout (see ``_serena_kernels``); the checkpoint ends the
+    compiled chunk and is counted as one cost and one full gradient."""
+
+    loop = "numba"
 
     def __init__(self, problem, code):
-        self.data, self.aux, self.par = K.kernel_data(problem.sample_kernel)
+        self.problem = problem
+        _, self.data, self.aux, self.par = problem.sample_kernel
         self.code = code
         self.shape = problem.manifold.shape
-        self.shape2 = self.shape if len(self.shape) == 2 else (self.shape[0], 1)
 
-    def chunk(self, problem, x, v, xa, ga, idx, idx2, etas, betas, control, independent):
-        s2 = self.shape2
-        status, steps, ifo, calls, x, v = K.run_chunk(
-            self.code, self.data, self.aux, self.par, _c(x).reshape(s2),
-            _c(v).reshape(s2), _c(xa).reshape(s2), _c(ga).reshape(s2), idx, idx2, etas,
-            betas, control, independent)
+    def to_kernel(self, a):
+        """A C-contiguous copy of the point or vector ``a`` in the kernels' layout."""
+        if self.code == K.SPD_EXP:
+            return np.array(a, dtype=float, order="C")
+        return np.array(np.reshape(a, (self.shape[0], -1)).T, dtype=float, order="C")
+
+    def from_kernel(self, a):
+        if self.code == K.SPD_EXP:
+            return a
+        return np.ascontiguousarray(a.T).reshape(self.shape)
+
+    def chunk(self, x, v, xa, ga, idx, idx2, etas, betas, control, independent,
+              checkpoint=True):
+        problem = self.problem
+        x, v = self.to_kernel(x), self.to_kernel(v)
+        g = np.empty_like(x)
+        status, steps, ifo, calls, f = K.run_chunk(
+            self.code, self.data, self.aux, self.par, x, v, self.to_kernel(xa),
+            self.to_kernel(ga), idx, idx2, etas, betas, control, independent, g,
+            problem.all_samples if checkpoint else _NO_INDEX)
         problem.counts.nifo += ifo
         problem.counts.njev += calls
-        return status, steps, x.reshape(self.shape), v.reshape(self.shape)
+        x, v = self.from_kernel(x), self.from_kernel(v)
+        if status or not checkpoint:
+            return status, steps, x, v, None, None
+        problem.counts.add(nfev=1, njev=1, nifo=problem.n_samples)
+        return status, steps, x, v, f, self.from_kernel(g)
 
-    def cost_and_rgrad(self, problem, x):
-        """Full cost and Riemannian gradient in one compiled sweep (counted as one cost and
-        one full gradient)."""
-        f, g = K.full_cost_and_rgrad(self.code, self.data, self.aux, self.par,
-                                     _c(x).reshape(self.shape2))
-        problem.counts.nfev += 1
-        problem.counts.njev += 1
-        problem.counts.nifo += problem.n_samples
-        return f, g.reshape(self.shape)
+    def checkpoint(self, x):
+        no_batches, no_steps = _NO_INDEX.reshape(0, 0), np.zeros(0)
+        return self.chunk(x, x, x, x, no_batches, no_batches, no_steps, no_steps, False,
+                          False)[4:]
 
 
 def _python_chunk(problem, x, v, xa, ga, idx, idx2, etas, betas, control, independent):
@@ -81,13 +126,14 @@ def _python_chunk(problem, x, v, xa, ga, idx, idx2, etas, betas, control, indepe
     return 0, etas.size, x, v
 
 
-def _compiled(problem, jit):
-    """The Numba path for ``problem`` when ``jit="auto"`` allows one and it exists, else None."""
+def steps_path(problem, jit):
+    """The Numba path for ``problem`` when ``jit="auto"`` allows one and it exists, else the
+    Python path."""
     if jit == "auto" and problem.sample_kernel is not None:
         code = K.manifold_code(problem.manifold)
         if code is not None:
             return _Kernel(problem, code)
-    return None
+    return _Loop(problem)
 
 
 def estimator_steps(problem, x, v, snapshot, snapshot_grad, batches, steps, betas, *,
@@ -130,15 +176,15 @@ def estimator_steps(problem, x, v, snapshot, snapshot_grad, batches, steps, beta
     jitopt.NonFiniteOracle
         When an iterate or an estimate becomes non-finite.
     """
-    kernel = _compiled(problem, jit)
-    chunk = _python_chunk if kernel is None else kernel.chunk
+    path = steps_path(problem, jit)
     independent = batches2 is not None
     batches = np.ascontiguousarray(batches, dtype=np.int64)
     batches2 = np.ascontiguousarray(batches if batches2 is None else batches2, dtype=np.int64)
     steps = np.ascontiguousarray(steps, dtype=float)
     betas = np.ascontiguousarray(betas, dtype=float)
-    status, done, x, v = chunk(problem, x, v, snapshot, snapshot_grad, batches, batches2,
-                               steps, betas, bool(control_variate), independent)
+    status, done, x, v, _, _ = path.chunk(x, v, snapshot, snapshot_grad, batches, batches2,
+                                          steps, betas, bool(control_variate), independent,
+                                          checkpoint=False)
     if status:
         raise NonFiniteOracle(f"An iterate or an estimate became non-finite at step {done}")
     return x, v

@@ -14,23 +14,13 @@ from .._core.problem import FiniteSumProblem
 from .._core.registry import register_method
 from .._core.result import Monitor, NonFiniteOracle, Status
 from ..validation import check_choice, check_int, check_real, check_rng
-from ._serena_steps import _compiled, _python_chunk, estimator_steps
+from ._serena_steps import estimator_steps, steps_path
+from ._serena_step_size import StepSize
 
 __all__ = ["srge", "r_sgd", "r_svrg", "r_srg", "r_srm", "r_srvrg", "r_svrrm", "r_hybrid_sgd",
            "estimator_steps"]
 
 _POWERS = {"constant": 0.0, "decay": 1.0, "sqrt": 0.5, "cbrt": 1.0 / 3.0}
-
-
-def _default_step(problem, x, g, gnorm):
-    """1/(2 L) with L the curvature of F along -grad F(x), by a finite difference of the
-    full gradient over a short retraction step (one more full gradient, counted)."""
-    M = problem.manifold
-    t = 1e-4 / gnorm
-    y = M.retraction(x, -t * g)
-    diff = problem.rgrad(y) - M.transport(x, y, g)
-    curvature = M.norm(y, diff) / (t * gnorm)
-    return 0.5 / curvature if curvature > 0 else 1.0 / gnorm
 
 
 @register_method("srge", FiniteSumProblem, tol_option="gtol")
@@ -73,9 +63,17 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
     x0 : array_like, optional
         Starting point (random, drawn with ``rng``, if omitted).
     step_size : float, optional
-        :math:`\eta_0 > 0`; theory suggests about :math:`1/(2L)`. Default: :math:`1/(2\hat L)`
-        with :math:`\hat L` the curvature of :math:`F` along the first gradient, from a
-        finite difference of two full gradients (a rough guess: tune it).
+        :math:`\eta_0 > 0`, kept for the whole run. Default: chosen and safeguarded by the
+        solver, no tuning needed. It starts at :math:`\eta_0 = 1/(2\hat L)`
+        (:math:`1/(4\hat L)` for an estimator that does not reduce the sampling noise:
+        ``beta=1`` without ``control_variate``, or no restarts), where :math:`\hat L` is
+        the largest absolute eigenvalue of the Riemannian Hessian of one batch's mean at
+        ``x0``, from 10 steps of the power iteration on differences of batch gradients
+        (:math:`20b` IFO, counted in ``passes``). An epoch that ends with a larger full
+        cost than it started from is discarded (the iterate returns to the checkpoint,
+        its IFO stay counted) and the step halves (for the noise-limited estimators, once
+        an epoch has stood, at most once per doubling of the epochs run); the step never
+        grows. The theory guide gives the rule's measurements against tuned steps.
     batch_size : int, optional
         :math:`b = |S_t|`, ``1 <= b <= n``; default :math:`\lceil\sqrt n\,\rceil`.
     epoch_length : int, "auto" or None
@@ -136,6 +134,7 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
         ``passes`` (also a column of ``history``) is the method's own IFO over :math:`n`:
         ``nifo`` minus the checkpoint gradients the method does not use (with
         :math:`B = n` a checkpoint's gradient is the next snapshot gradient, which counts).
+        ``history`` also has the column ``step``, the :math:`\eta_0` of the next epoch.
 
     References
     ----------
@@ -194,8 +193,7 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
     M = problem.manifold
     x = M.random_point(rng) if x0 is None else M.validate_point(x0, "x0")
 
-    kernel = _compiled(problem, jit)
-    chunk = _python_chunk if kernel is None else kernel.chunk
+    path = steps_path(problem, jit)
     power = _POWERS[step_schedule]
     empty = np.zeros((0, 0), dtype=np.int64)
     all_samples = problem.all_samples
@@ -214,38 +212,31 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
         return (monitor.counts()[2] - monitor_ifo) / n
 
     def fields(x, nit):
-        return {"passes": passes(), "loop": "python" if kernel is None else "numba"}
+        return {"passes": passes(), "loop": path.loop}
 
-    monitor = Monitor(problem, callback, history, disp, extra=("passes",), x0=x,
+    monitor = Monitor(problem, callback, history, disp, extra=("passes", "step"), x0=x,
                       fields=fields, gtol=gtol, f_target=f_target, max_passes=max_passes,
                       maxiter=maxiter, max_time=max_time)
-
-    def checkpoint(x):
-        nonlocal monitor_ifo
-        monitor_ifo += n
-        if kernel is None:
-            f, g = problem.cost(x), problem.rgrad(x)
-        else:
-            f, g = kernel.cost_and_rgrad(problem, x)
-        return f, g, M.norm(x, g)
 
     def stop(status):
         return monitor.result(x, f, gnorm, nit, status, **fields(x, nit))
 
-    f, g, gnorm = checkpoint(x)
+    f, g = path.checkpoint(x)
+    monitor_ifo += n
+    gnorm = M.norm(x, g)
     if not np.isfinite(gnorm):
         raise NonFiniteOracle("The Riemannian gradient at x0 is not finite")
-    if step_size is None and gnorm > gtol:
-        eta0 = _default_step(problem, x, g, gnorm)
-        if not np.isfinite(eta0):
-            raise NonFiniteOracle("The default step size is not finite: the gradient near "
-                                  "x0 is not finite")
-    else:
-        eta0 = 1.0 if step_size is None else step_size  # (at a stationary start: unused)
+    if step_size is not None or gnorm <= gtol:  # (at a stationary start: unused)
+        step = StepSize(1.0 if step_size is None else step_size)
+    else:  # an estimator that does not reduce the sampling noise gets a smaller step
+        noisy = m is None or (beta == 1.0 and not control)
+        step = StepSize.default(path, x, gnorm, batches(1, b), rng.standard_normal(M.shape),
+                                noisy)
     v = xa = ga = g
+    fresh = True  # g is a checkpoint gradient no snapshot has used yet
 
     while True:
-        if monitor.iteration(nit, x, f, gnorm, passes=passes()):
+        if monitor.iteration(nit, x, f, gnorm, passes=passes(), step=step.eta):
             return stop(Status.CALLBACK)
         if gnorm <= gtol:
             return stop(Status.CONVERGED)
@@ -261,7 +252,9 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
         if m is not None or nit == 0:  # restart: new snapshot
             if B == n:
                 ga = g  # the checkpoint's full gradient at x: the method uses it
-                monitor_ifo -= n
+                if fresh:
+                    monitor_ifo -= n
+                    fresh = False
             else:
                 ga = problem.rgrad(x, batches(1, B)[0])
             xa, v = x, ga
@@ -273,6 +266,7 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
         idx = batches(n_updates, b)
         idx2 = batches(n_updates, b2) if independent else empty
         t = np.arange(nit, nit + n_steps, dtype=float)
+        eta0 = step.eta
         etas = eta0 / (1.0 + lam * t) ** power
         if beta_schedule == "storm":
             betas = np.minimum(1.0, beta * (etas / eta0) ** 2)
@@ -280,11 +274,9 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
             betas = beta / (1.0 + lam * t) ** 2
         else:
             betas = np.full(n_steps, beta)
-        if kernel is None:
-            problem.prefetch(idx, idx2)
         try:
-            status, steps, x, v = chunk(problem, x, v, xa, ga, idx, idx2, etas, betas,
-                                        control, independent)
+            status, steps, x_new, v_new, f_new, g_new = path.chunk(
+                x, v, xa, ga, idx, idx2, etas, betas, control, independent)
         except np.linalg.LinAlgError as err:  # a factorisation met NaN or inf
             raise NonFiniteOracle(f"A matrix factorisation failed ({err}) within steps "
                                   f"{nit + 1}-{nit + n_steps} (try a smaller "
@@ -293,9 +285,14 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
             raise NonFiniteOracle(f"A gradient estimate or the iterate became non-finite "
                                   f"at step {nit + steps}")
         nit += steps
-        f, g, gnorm = checkpoint(x)
-        if not np.isfinite(gnorm):
-            raise NonFiniteOracle(f"The Riemannian gradient is not finite at step {nit}")
+        monitor_ifo += n
+        gnorm_new = M.norm(x_new, g_new)
+        if not (np.isfinite(gnorm_new) and np.isfinite(f_new)):
+            raise NonFiniteOracle(f"The full cost or Riemannian gradient is not finite at "
+                                  f"step {nit}")
+        if step.accept(f, f_new):  # else back to the last checkpoint, with half the step
+            x, v, f, g, gnorm = x_new, v_new, f_new, g_new, gnorm_new
+            fresh = True
 
 
 # -- presets ---------------------------------------------------------------------------------
