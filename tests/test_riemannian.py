@@ -341,7 +341,7 @@ def test_tour_entry():
     from jitopt.tour import riemannian as tour
 
     method, _, summary, error, _ = tour()
-    assert method == "rlbfgs, rtr" and "FAILED" not in summary and error <= 1e-10
+    assert method == "rlbfgs/rcg/rtr" and "FAILED" not in summary and error <= 1e-10
 
 
 @pytest.mark.parametrize("name", ["rlbfgs", "rcg"])
