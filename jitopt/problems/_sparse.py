@@ -44,27 +44,26 @@ def _data(X, y):
 
 @njit(cache=True)
 def _residual(w, X, y):
-    """r = X w - y using the columns of X on the support of w only."""
+    """``(r, S)``: the residual ``r = X w - y`` from the columns of X on the support ``S``
+    of w only, and ``S``."""
     n = y.shape[0]
-    support = np.flatnonzero(w)
+    m = 0
+    for j in range(w.shape[0]):
+        if w[j] != 0.0:
+            m += 1
+    support = np.empty(m, dtype=np.int64)
+    m = 0
+    for j in range(w.shape[0]):
+        if w[j] != 0.0:
+            support[m] = j
+            m += 1
     r = np.empty(n)
     for i in range(n):
         s = -y[i]
         for j in support:
             s += X[i, j] * w[j]
         r[i] = s
-    return r
-
-
-@njit(cache=True)
-def _column_norms2(X):
-    """Squared norms of the columns of X (one pass over X in memory order)."""
-    n, p = X.shape
-    out = np.zeros(p)
-    for i in range(n):
-        for j in range(p):
-            out[j] += X[i, j] * X[i, j]
-    return out
+    return r, support
 
 
 @njit(cache=True)
@@ -81,58 +80,72 @@ def least_squares_kernel(w, X, y, b, cache, slot, last, streak, counter, persist
     moving support never pay for rows, long runs on a settled support get O(pm) gradients.
     """
     n, p = X.shape
-    r = _residual(w, X, y)
-    f = 0.5 * np.dot(r, r) / n
-    support = np.flatnonzero(w)
+    r, support = _residual(w, X, y)
+    f = 0.0
+    for i in range(n):
+        f += r[i] * r[i]
+    f = 0.5 * f / n
     cap = cache.shape[0]
     call = counter[1] + 1
     counter[1] = call
-    if support.shape[0] > cap // 2 or support.shape[0] * 4 > n + p:
-        return f, np.dot(X.T, r) / n
     m = support.shape[0]
-    # ski rental: a row costs about one pass over X, as a dense gradient does, so rows are
-    # bought once the support has been rented (dense gradients) for about m evaluations
-    need = max(persist, m)
-    persistent = np.empty(m, dtype=np.bool_)
-    for t in range(m):
-        j = support[t]
-        streak[j] = streak[j] + 1 if last[j] == call - 1 else 1
-        last[j] = call
-        persistent[t] = streak[j] >= need
-    missing = 0
-    transient = 0
-    for t in range(m):
-        if slot[support[t]] < 0:
-            missing += persistent[t]
-            transient += not persistent[t]
-    if counter[0] + missing > cap:
-        slot[:] = -1
-        counter[0] = 0
-        missing = 0
-        for t in range(m):
-            missing += persistent[t]
-        transient = m - missing
-    if missing > 0:
-        # the missing rows in one product X^T [x_j ...], reading X once
-        cols = np.empty((n, missing))
-        new = np.empty(missing, dtype=np.int64)
-        c = 0
+    dense = m > cap // 2 or m * 4 > n + p
+    if not dense:
+        # ski rental: a row costs about one pass over X, as a dense gradient does, so rows
+        # are bought once the support has been rented (dense gradients) for about m
+        # evaluations
+        need = max(persist, m)
+        persistent = np.empty(m, dtype=np.int64)  # 0 or 1
         for t in range(m):
             j = support[t]
-            if slot[j] < 0 and persistent[t]:
-                new[c] = j
-                for i in range(n):
-                    cols[i, c] = X[i, j]
-                c += 1
-        rows = np.dot(X.T, cols)
-        for t in range(missing):
-            for i in range(p):
-                cache[counter[0], i] = rows[i, t] / n
-            slot[new[t]] = counter[0]
-            counter[0] += 1
-    if transient > 0:
-        return f, np.dot(X.T, r) / n
+            streak[j] = streak[j] + 1 if last[j] == call - 1 else 1
+            last[j] = call
+            persistent[t] = streak[j] >= need
+        missing = 0
+        transient = 0
+        for t in range(m):
+            if slot[support[t]] < 0:
+                missing += persistent[t]
+                transient += not persistent[t]
+        if counter[0] + missing > cap:
+            for j in range(p):
+                slot[j] = -1
+            counter[0] = 0
+            missing = 0
+            for t in range(m):
+                missing += persistent[t]
+            transient = m - missing
+        if missing > 0:
+            # the missing rows X^T x_j / n, reading X once in memory order
+            new = np.empty(missing, dtype=np.int64)
+            c = 0
+            for t in range(m):
+                j = support[t]
+                if slot[j] < 0 and persistent[t]:
+                    new[c] = j
+                    slot[j] = counter[0] + c
+                    for i in range(p):
+                        cache[counter[0] + c, i] = 0.0
+                    c += 1
+            for i in range(n):
+                for t in range(missing):
+                    row = counter[0] + t
+                    xij = X[i, new[t]] / n
+                    for l in range(p):
+                        cache[row, l] += X[i, l] * xij
+            counter[0] += missing
+        dense = transient > 0
     g = np.empty(p)
+    if dense:  # X^T r / n, reading X once in memory order
+        for i in range(p):
+            g[i] = 0.0
+        for i in range(n):
+            ri = r[i]
+            for j in range(p):
+                g[j] += X[i, j] * ri
+        for j in range(p):
+            g[j] /= n
+        return f, g
     for i in range(p):
         g[i] = -b[i]
     for j in support:
@@ -215,7 +228,7 @@ class LeastSquares(FiniteSumProblem):
 
     def _cost_idx(self, w, idx):
         if idx.shape[0] == self.n_samples:
-            r = _residual(np.require(w, float, "CW"), self.X, self.y)
+            r = _residual(np.require(w, float, "CW"), self.X, self.y)[0]
         else:
             r = self.X[idx] @ w - self.y[idx]
         return 0.5 * float(r @ r) / idx.shape[0]
@@ -287,7 +300,7 @@ class LeastSquares(FiniteSumProblem):
     def gram_diagonal(self):
         r"""The diagonal of :math:`X^\top X/n` (squared column norms over :math:`n`)."""
         if self._diag is None:
-            self._diag = _column_norms2(self.X) / self.n_samples
+            self._diag = np.einsum("ij,ij->j", self.X, self.X) / self.n_samples
         return self._diag
 
     def lipschitz(self):

@@ -11,7 +11,6 @@ from numba import njit
 
 from .._core.result import NonFiniteOracle, Status
 from ..problems._sparse import least_squares_kernel
-from ..solvers._line_search import backtracking
 from ._kernels import iht_step
 
 __all__ = ["python_loop", "numba_loop"]
@@ -40,6 +39,8 @@ def python_loop(run, w, f, g, eta):
     """Iterate from ``(w, f(w), g(w))`` with the first step ``eta``; ``run`` holds the
     operator ``op``, the ``oracle``, the ``monitor`` and the limits. Returns a namespace
     with ``status, message, nit, eta, best = (f, w, g, iteration), n_increases``."""
+    from ..solvers._line_search import backtracking  # (imports every solver: only here)
+
     op, oracle, monitor = run.op, run.oracle, run.monitor
     nit = n_increases = 0
     best = (f, w, g, 0)
@@ -144,8 +145,9 @@ def _steps(lo, hi, fpar, ipar, groups, k, rule, p, X, y, b, cache, slot, last, s
         if f < best[0]:
             best[0] = f
             best[1] = done
-            best_w[:] = w
-            best_g[:] = g
+            for i in range(d):
+                best_w[i] = w[i]
+                best_g[i] = g[i]
         if same and move <= loop_tol * max(1.0, wnorm):
             code = _CONVERGED
             break
