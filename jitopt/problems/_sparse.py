@@ -42,7 +42,7 @@ def _data(X, y):
     return np.require(X, float, "CW"), np.require(y, float, "CW")
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _residual(w, X, y):
     """``(r, S)``: the residual ``r = X w - y`` from the columns of X on the support ``S``
     of w only, and ``S``."""
@@ -227,8 +227,10 @@ class LeastSquares(FiniteSumProblem):
         return least_squares_kernel(w, *self.kernel_args)
 
     def _cost_idx(self, w, idx):
-        if idx.shape[0] == self.n_samples:
-            r = _residual(np.require(w, float, "CW"), self.X, self.y)[0]
+        if idx.shape[0] == self.n_samples:  # the columns of the support only
+            w = np.asarray(w, dtype=float)
+            support = np.flatnonzero(w)
+            r = self.X[:, support] @ w[support] - self.y
         else:
             r = self.X[idx] @ w - self.y[idx]
         return 0.5 * float(r @ r) / idx.shape[0]
@@ -338,11 +340,16 @@ def _top_eigenvalue(A):
 def _logistic(w, X, y, idx, alpha, intercept):
     """Mean logistic loss over idx (labels +-1) plus (alpha/2)||w||^2, and its gradient."""
     p = X.shape[1]
-    g = np.zeros(w.shape[0])
+    g = np.empty(w.shape[0])
+    for j in range(w.shape[0]):
+        g[j] = 0.0
     f = 0.0
     b = w[p] if intercept else 0.0
     for i in idx:
-        m = y[i] * (np.dot(X[i], w[:p]) + b)
+        m = 0.0
+        for j in range(p):
+            m += X[i, j] * w[j]
+        m = y[i] * (m + b)
         # log(1 + exp(-m)) and its derivative -1/(1 + exp(m)), computed stably
         if m > 0:
             e = np.exp(-m)
@@ -352,12 +359,15 @@ def _logistic(w, X, y, idx, alpha, intercept):
             e = np.exp(m)
             f += -m + np.log1p(e)
             s = -1.0 / (1.0 + e)
-        g[:p] += (s * y[i]) * X[i]
+        sy = s * y[i]
+        for j in range(p):
+            g[j] += sy * X[i, j]
         if intercept:
-            g[p] += s * y[i]
+            g[p] += sy
     m_ = idx.shape[0]
     f /= m_
-    g /= m_
+    for j in range(w.shape[0]):
+        g[j] /= m_
     for j in range(p):
         f += 0.5 * alpha * w[j] * w[j]
         g[j] += alpha * w[j]
