@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from .._core.result import NonFiniteOracle, Status
-from ..problems._sparse import least_squares_kernel
+from ..problems._sparse_kernels import least_squares_kernel
 from ._kernels import iht_step
 
 __all__ = ["python_loop", "numba_loop"]
