@@ -644,3 +644,13 @@ def test_prolongation_keeps_identity_and_translation_maps():
     assert np.allclose(prolong_density(np.ones((16, 20))), 1.0, atol=1e-14)
     fine = prolong_density(coarsen(rho))
     assert np.all(fine >= 0) and np.isclose(fine.mean(), 1.0)
+
+
+def test_one_specialisation_per_kernel_on_the_tour():
+    # a kernel reached by arrays of two types (layout, read-only, dtype) or by a literal
+    # argument compiles twice on a first call
+    from specialisations import specialisations
+
+    counts = specialisations("import jitopt.tour; jitopt.tour.wdha()")
+    assert any("pushforward" in name for name in counts)
+    assert all(n == 1 for n in counts.values()), counts
