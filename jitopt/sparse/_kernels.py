@@ -95,11 +95,16 @@ def iht_step(lo, hi, fpar, ipar, groups, w, g, eta, k, rule, p, out):
         else:
             score[i] = abs(zi)
     sel = top_k(score, k)
-    vals = np.empty(k)
-    for j in range(k):
-        vals[j] = z[sel[j]]
     proj = np.empty(k)
-    project_kernel(lo, hi, fpar, ipar, groups, sel, vals, proj)
+    if fpar is None:  # a box: clip (the test is decided at compile time)
+        for j in range(k):
+            i = sel[j]
+            proj[j] = min(max(z[i], lo[i]), hi[i])
+    else:
+        vals = np.empty(k)
+        for j in range(k):
+            vals[j] = z[sel[j]]
+        project_kernel(lo, hi, fpar, ipar, groups, sel, vals, proj)
     for i in range(p):
         out[i] = 0.0
     for j in range(k):
