@@ -81,7 +81,7 @@ def least_squares_kernel(w, X, y, b, cache, slot, last, streak, counter, persist
                 missing += persistent[t]
             transient = m - missing
         if missing > 0:
-            # the missing rows X^T x_j / n, reading X once in memory order
+            # the missing rows X^T x_j / n, four at a time, each four in one pass over X
             new = np.empty(missing, dtype=np.int64)
             c = 0
             for t in range(m):
@@ -89,15 +89,27 @@ def least_squares_kernel(w, X, y, b, cache, slot, last, streak, counter, persist
                 if slot[j] < 0 and persistent[t]:
                     new[c] = j
                     slot[j] = counter[0] + c
-                    for i in range(p):
-                        cache[counter[0] + c, i] = 0.0
                     c += 1
-            for i in range(n):
-                for t in range(missing):
-                    row = counter[0] + t
-                    xij = X[i, new[t]] / n
+            acc = np.empty((4, p))
+            for t0 in range(0, missing, 4):
+                size = min(4, missing - t0)
+                for a in range(4):
                     for l in range(p):
-                        cache[row, l] += X[i, l] * xij
+                        acc[a, l] = 0.0
+                for i in range(n):
+                    c0 = X[i, new[t0]] / n
+                    c1 = X[i, new[t0 + 1]] / n if size > 1 else 0.0
+                    c2 = X[i, new[t0 + 2]] / n if size > 2 else 0.0
+                    c3 = X[i, new[t0 + 3]] / n if size > 3 else 0.0
+                    for l in range(p):
+                        x = X[i, l]
+                        acc[0, l] += x * c0
+                        acc[1, l] += x * c1
+                        acc[2, l] += x * c2
+                        acc[3, l] += x * c3
+                for a in range(size):
+                    for l in range(p):
+                        cache[counter[0] + t0 + a, l] = acc[a, l]
             counter[0] += missing
         dense = transient > 0
     g = np.empty(p)

@@ -15,7 +15,7 @@ MAGNITUDE, GAIN, SIGNED = 0, 1, 2
 SELECTIONS = {"magnitude": MAGNITUDE, "gain": GAIN, "signed": SIGNED}
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _worse(score, a, b):
     """Whether entry a ranks below entry b (lower score, or equal score and larger index)."""
     return score[a] < score[b] or (score[a] == score[b] and a > b)
@@ -83,17 +83,19 @@ def iht_step(lo, hi, fpar, ipar, groups, w, g, eta, k, rule, p, out):
     """
     d = w.shape[0]
     z = np.empty(p)
-    score = np.empty(p)
     for i in range(p):
-        zi = w[i] - eta * g[i]
-        z[i] = zi
-        if rule == GAIN:
-            c = min(max(zi, lo[i]), hi[i])
-            score[i] = zi * zi - (zi - c) * (zi - c)
-        elif rule == SIGNED:
-            score[i] = max(zi, 0.0)
-        else:
-            score[i] = abs(zi)
+        z[i] = w[i] - eta * g[i]
+    score = np.empty(p)
+    if rule == GAIN:
+        for i in range(p):
+            c = min(max(z[i], lo[i]), hi[i])
+            score[i] = z[i] * z[i] - (z[i] - c) * (z[i] - c)
+    elif rule == SIGNED:
+        for i in range(p):
+            score[i] = max(z[i], 0.0)
+    else:
+        for i in range(p):
+            score[i] = abs(z[i])
     sel = top_k(score, k)
     proj = np.empty(k)
     if fpar is None:  # a box: clip (the test is decided at compile time)

@@ -103,7 +103,7 @@ def gradient(f, g0, g1):
             g1[i, j] = d * h1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _bilinear(p, r0, c0, t, s):
     return ((1.0 - t) * ((1.0 - s) * p[r0, c0] + s * p[r0, c0 + 1])
             + t * ((1.0 - s) * p[r0 + 1, c0] + s * p[r0 + 1, c0 + 1]))
