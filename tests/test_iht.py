@@ -624,3 +624,16 @@ def test_same_seed_same_result_zeroth_order():
             rng=np.random.default_rng(5))
     np.testing.assert_array_equal(a.x, b.x)
     assert a.nfev == b.nfev
+
+
+def test_one_specialisation_per_kernel_on_the_tour_and_a_regressor_fit():
+    # a kernel reached by arrays of two types (layout, read-only, dtype) or by a literal
+    # argument compiles twice on a first call
+    from specialisations import specialisations
+
+    counts = specialisations(
+        "import jitopt.tour; from sklearn.datasets import load_diabetes; "
+        "from jitopt.sparse import IHTRegressor; jitopt.tour.sparse(); "
+        "IHTRegressor(5).fit(*load_diabetes(return_X_y=True))")
+    assert any("_steps" in name for name in counts)
+    assert all(n == 1 for n in counts.values()), counts

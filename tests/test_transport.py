@@ -644,3 +644,16 @@ def test_prolongation_keeps_identity_and_translation_maps():
     assert np.allclose(prolong_density(np.ones((16, 20))), 1.0, atol=1e-14)
     fine = prolong_density(coarsen(rho))
     assert np.all(fine >= 0) and np.isclose(fine.mean(), 1.0)
+
+
+def test_one_specialisation_per_kernel_on_the_tour_and_coarse_to_fine():
+    # a kernel reached by arrays of two types (layout, read-only, dtype) or by a literal
+    # argument compiles twice on a first call
+    from specialisations import specialisations
+
+    counts = specialisations(
+        "import numpy as np, jitopt.tour; jitopt.tour.wdha(); "
+        "A = np.zeros((2, 32, 32)); A[0, 4:12, 4:12] = A[1, 20:28, 12:20] = 1.0; "
+        "jitopt.transport.wdha(jitopt.problems.BarycenterProblem(A), coarsest=8)")
+    assert any("pushforward" in name for name in counts)
+    assert all(n == 1 for n in counts.values()), counts

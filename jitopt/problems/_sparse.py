@@ -1,10 +1,10 @@
 """Sparse regression and classification problems on R^d (used by ``jitopt.sparse``)."""
 
 import numpy as np
-from numba import njit
 
 from .._core.problem import FiniteSumProblem
 from ..validation import check_array, check_int, check_real, check_rng
+from ._sparse_kernels import _logistic, least_squares_kernel
 
 __all__ = ["least_squares", "logistic", "sparse_regression_data", "LeastSquares", "Logistic"]
 
@@ -40,107 +40,6 @@ def _data(X, y):
     # writable C-ordered arrays (copies only when needed; never modified): read-only
     # inputs (e.g. memory maps) would make Numba compile a second specialization
     return np.require(X, float, "CW"), np.require(y, float, "CW")
-
-
-@njit(cache=True)
-def _residual(w, X, y):
-    """r = X w - y using the columns of X on the support of w only."""
-    n = y.shape[0]
-    support = np.flatnonzero(w)
-    r = np.empty(n)
-    for i in range(n):
-        s = -y[i]
-        for j in support:
-            s += X[i, j] * w[j]
-        r[i] = s
-    return r
-
-
-@njit(cache=True)
-def _column_norms2(X):
-    """Squared norms of the columns of X (one pass over X in memory order)."""
-    n, p = X.shape
-    out = np.zeros(p)
-    for i in range(n):
-        for j in range(p):
-            out[j] += X[i, j] * X[i, j]
-    return out
-
-
-@njit(cache=True)
-def least_squares_kernel(w, X, y, b, cache, slot, last, streak, counter, persist):
-    """Cost and gradient of ||Xw - y||^2/(2n), with the Gram rows G_j = X^T x_j / n of the
-    support cached in ``cache`` (``slot[j]`` its row, -1 if absent) when they fit.
-
-    A row is computed only for a coordinate that has been in the support at the last
-    ``max(persist, m)`` calls (``streak[j]``; ``last[j]`` is the last call with ``j`` in the
-    support, ``counter[1]`` the call number, m the support size); while a support coordinate
-    has no row the gradient is ``X^T r / n`` (one pass over X, about the cost of one row).
-    Renting dense gradients for about m calls before buying the m rows at most doubles the
-    cost of either choice made in hindsight (the ski-rental argument): short runs with a
-    moving support never pay for rows, long runs on a settled support get O(pm) gradients.
-    """
-    n, p = X.shape
-    r = _residual(w, X, y)
-    f = 0.5 * np.dot(r, r) / n
-    support = np.flatnonzero(w)
-    cap = cache.shape[0]
-    call = counter[1] + 1
-    counter[1] = call
-    if support.shape[0] > cap // 2 or support.shape[0] * 4 > n + p:
-        return f, np.dot(X.T, r) / n
-    m = support.shape[0]
-    # ski rental: a row costs about one pass over X, as a dense gradient does, so rows are
-    # bought once the support has been rented (dense gradients) for about m evaluations
-    need = max(persist, m)
-    persistent = np.empty(m, dtype=np.bool_)
-    for t in range(m):
-        j = support[t]
-        streak[j] = streak[j] + 1 if last[j] == call - 1 else 1
-        last[j] = call
-        persistent[t] = streak[j] >= need
-    missing = 0
-    transient = 0
-    for t in range(m):
-        if slot[support[t]] < 0:
-            missing += persistent[t]
-            transient += not persistent[t]
-    if counter[0] + missing > cap:
-        slot[:] = -1
-        counter[0] = 0
-        missing = 0
-        for t in range(m):
-            missing += persistent[t]
-        transient = m - missing
-    if missing > 0:
-        # the missing rows in one product X^T [x_j ...], reading X once
-        cols = np.empty((n, missing))
-        new = np.empty(missing, dtype=np.int64)
-        c = 0
-        for t in range(m):
-            j = support[t]
-            if slot[j] < 0 and persistent[t]:
-                new[c] = j
-                for i in range(n):
-                    cols[i, c] = X[i, j]
-                c += 1
-        rows = np.dot(X.T, cols)
-        for t in range(missing):
-            for i in range(p):
-                cache[counter[0], i] = rows[i, t] / n
-            slot[new[t]] = counter[0]
-            counter[0] += 1
-    if transient > 0:
-        return f, np.dot(X.T, r) / n
-    g = np.empty(p)
-    for i in range(p):
-        g[i] = -b[i]
-    for j in support:
-        wj = w[j]
-        s = slot[j]
-        for i in range(p):
-            g[i] += wj * cache[s, i]
-    return f, g
 
 
 class LeastSquares(FiniteSumProblem):
@@ -214,8 +113,10 @@ class LeastSquares(FiniteSumProblem):
         return least_squares_kernel(w, *self.kernel_args)
 
     def _cost_idx(self, w, idx):
-        if idx.shape[0] == self.n_samples:
-            r = _residual(np.require(w, float, "CW"), self.X, self.y)
+        if idx.shape[0] == self.n_samples:  # the columns of the support only
+            w = np.asarray(w, dtype=float)
+            support = np.flatnonzero(w)
+            r = self.X[:, support] @ w[support] - self.y
         else:
             r = self.X[idx] @ w - self.y[idx]
         return 0.5 * float(r @ r) / idx.shape[0]
@@ -287,7 +188,7 @@ class LeastSquares(FiniteSumProblem):
     def gram_diagonal(self):
         r"""The diagonal of :math:`X^\top X/n` (squared column norms over :math:`n`)."""
         if self._diag is None:
-            self._diag = _column_norms2(self.X) / self.n_samples
+            self._diag = np.einsum("ij,ij->j", self.X, self.X) / self.n_samples
         return self._diag
 
     def lipschitz(self):
@@ -319,36 +220,6 @@ def _top_eigenvalue(A):
         M = A @ A.T if n <= p else A.T @ A
         return float(np.linalg.eigvalsh(M)[-1])
     return power_estimate(lambda v: A.T @ (A @ v), p)
-
-
-@njit(cache=True)
-def _logistic(w, X, y, idx, alpha, intercept):
-    """Mean logistic loss over idx (labels +-1) plus (alpha/2)||w||^2, and its gradient."""
-    p = X.shape[1]
-    g = np.zeros(w.shape[0])
-    f = 0.0
-    b = w[p] if intercept else 0.0
-    for i in idx:
-        m = y[i] * (np.dot(X[i], w[:p]) + b)
-        # log(1 + exp(-m)) and its derivative -1/(1 + exp(m)), computed stably
-        if m > 0:
-            e = np.exp(-m)
-            f += np.log1p(e)
-            s = -e / (1.0 + e)
-        else:
-            e = np.exp(m)
-            f += -m + np.log1p(e)
-            s = -1.0 / (1.0 + e)
-        g[:p] += (s * y[i]) * X[i]
-        if intercept:
-            g[p] += s * y[i]
-    m_ = idx.shape[0]
-    f /= m_
-    g /= m_
-    for j in range(p):
-        f += 0.5 * alpha * w[j] * w[j]
-        g[j] += alpha * w[j]
-    return f, g
 
 
 class Logistic(FiniteSumProblem):

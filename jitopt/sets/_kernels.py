@@ -281,11 +281,11 @@ def _piece(p, lo, hi, fpar, ipar, groups, idx, z, out):
         _group_ball(groups, ipar[2], ipar[0], idx, z, fpar[2], out)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _box(lo, hi, idx, z, out):
     """out <- the projection of z onto the box lo <= x <= hi (restricted to idx)."""
     for j in range(idx.shape[0]):
-        out[j] = _clip(z[j], lo[idx[j]], hi[idx[j]])
+        out[j] = min(max(z[j], lo[idx[j]]), hi[idx[j]])
 
 
 def project_kernel(lo, hi, fpar, ipar, groups, idx, z, out):
@@ -393,7 +393,7 @@ def project(lo, hi, fpar, ipar, groups, idx, z, out):
         _project_balls(lo, hi, fpar, ipar, groups, idx, z, out)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _check_kernel_args(lo, hi, fpar, ipar, groups, idx, z, out):
     """The shape and index checks of :func:`project` (O(len(idx)): no index past an array
     is ever read or written)."""

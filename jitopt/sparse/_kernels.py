@@ -1,5 +1,10 @@
-"""Compiled kernels of the sparse solvers: top-k selection, the two-step projection, the
-box-constrained quadratic refit and one round of the exchange search over supports."""
+"""Compiled kernels of the sparse solvers: the IHT step with its two-step projection, the
+box-constrained quadratic refit and one round of the exchange search over supports.
+
+Kept small for the compile time of a first call: each kernel is called with C-contiguous
+float64 / int64 arrays only (one specialisation), helpers with one caller are inlined at
+compile time, and no kernel sorts with ``np.sort``, formats an error message or assigns an
+array to an array slice (each pulls seconds of Numba's library code into the compile)."""
 
 import numpy as np
 from numba import njit
@@ -16,11 +21,12 @@ def _worse(score, a, b):
     return score[a] < score[b] or (score[a] == score[b] and a > b)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def top_k(score, k):
     """Indices of the ``k`` largest entries of ``score``, ties to the smaller index, sorted.
 
-    One pass with a min-heap of the ``k`` best entries so far: O(d log k).
+    One pass with a min-heap of the ``k`` best entries so far, O(d log k), then one pass
+    over the marked entries for the sorted order.
     """
     d = score.shape[0]
     heap = np.empty(k, dtype=np.int64)  # heap[0] is the worst kept entry
@@ -49,39 +55,17 @@ def top_k(score, k):
                     j = c
                 else:
                     break
-    return np.sort(heap)
-
-
-@njit(cache=True)
-def two_step(lo, hi, fpar, ipar, groups, z, k, rule, out):
-    """``out <- 2SP_k(z)``: select ``k`` coordinates by ``rule``, project them, zero the rest.
-
-    Returns the selected index set (sorted). ``rule``: 0 magnitude (top-k of ``|z|`` then
-    the projection onto the set, the paper's operator), 1 gain (separable sets: top-k of
-    ``z_i^2 - (z_i - c_i)^2`` with ``c = clip(z)``), 2 signed (top-k of ``max(z, 0)``).
-    """
-    d = z.shape[0]
-    score = np.empty(d)
-    if rule == 1:
-        for i in range(d):
-            c = min(max(z[i], lo[i]), hi[i])
-            score[i] = z[i] * z[i] - (z[i] - c) * (z[i] - c)
-    elif rule == 2:
-        for i in range(d):
-            score[i] = max(z[i], 0.0)
-    else:
-        for i in range(d):
-            score[i] = abs(z[i])
-    sel = top_k(score, k)
-    vals = np.empty(k)
-    for j in range(k):
-        vals[j] = z[sel[j]]
-    proj = np.empty(k)
-    project(lo, hi, fpar, ipar, groups, sel, vals, proj)
-    out[:] = 0.0
-    for j in range(k):
-        out[sel[j]] = proj[j]
-    return sel
+    kept = np.empty(d, dtype=np.int64)
+    for i in range(d):
+        kept[i] = 0
+    for i in range(k):
+        kept[heap[i]] = 1
+    m = 0
+    for i in range(d):
+        if kept[i]:
+            heap[m] = i
+            m += 1
+    return heap
 
 
 @njit(cache=True)
@@ -89,13 +73,44 @@ def iht_step(lo, hi, fpar, ipar, groups, w, g, eta, k, rule, p, out):
     """One IHT-2SP step ``out <- 2SP_k(w - eta g)`` on the first ``p`` coordinates (the rest
     take a plain gradient step), with the scalars the solver tests afterwards.
 
+    The two-step projection selects ``k`` coordinates of ``z = w - eta g`` by ``rule``,
+    projects them onto the set (:func:`~jitopt.sets.project_kernel`) and zeroes the rest:
+    ``rule`` 0 magnitude (top-k of ``|z|``, the paper's operator), 1 gain (separable sets:
+    top-k of ``z_i^2 - (z_i - c_i)^2`` with ``c = clip(z)``), 2 signed (top-k of
+    ``max(z, 0)``). With ``eta = 0`` it is the two-step projection of ``w``.
+
     Returns ``(<g, out - w>, ||out - w||^2, ||w||, same support)``.
     """
     d = w.shape[0]
     z = np.empty(p)
     for i in range(p):
         z[i] = w[i] - eta * g[i]
-    two_step(lo, hi, fpar, ipar, groups, z, k, rule, out[:p])
+    score = np.empty(p)
+    if rule == GAIN:
+        for i in range(p):
+            c = min(max(z[i], lo[i]), hi[i])
+            score[i] = z[i] * z[i] - (z[i] - c) * (z[i] - c)
+    elif rule == SIGNED:
+        for i in range(p):
+            score[i] = max(z[i], 0.0)
+    else:
+        for i in range(p):
+            score[i] = abs(z[i])
+    sel = top_k(score, k)
+    proj = np.empty(k)
+    if fpar is None:  # a box: clip (the test is decided at compile time)
+        for j in range(k):
+            i = sel[j]
+            proj[j] = min(max(z[i], lo[i]), hi[i])
+    else:
+        vals = np.empty(k)
+        for j in range(k):
+            vals[j] = z[sel[j]]
+        project(lo, hi, fpar, ipar, groups, sel, vals, proj)
+    for i in range(p):
+        out[i] = 0.0
+    for j in range(k):
+        out[sel[j]] = proj[j]
     for i in range(p, d):
         out[i] = w[i] - eta * g[i]
     gdw = 0.0
@@ -112,73 +127,59 @@ def iht_step(lo, hi, fpar, ipar, groups, w, g, eta, k, rule, p, out):
     return gdw, dw2, np.sqrt(w2), same
 
 
-@njit(cache=True)
-def _cholesky(A, delta, L):
-    """``L <- `` the Cholesky factor of ``A + delta I``; False if a pivot is at rounding
-    level (relative to the largest diagonal entry)."""
-    m = A.shape[0]
+@njit(cache=True, inline="always")
+def _solve_psd(A, b, m, L, x, r):
+    """``x[:m] <-`` the solution of ``A x = b`` (the leading ``m x m`` block of ``A``,
+    symmetric positive semidefinite) by Cholesky, with the workspaces ``L`` (m x m) and
+    ``r`` (m). A singular ``A`` (b in its range) is shifted to ``A + delta I``, ``delta``
+    the smallest of ``1e-10 * 100^j`` times its largest diagonal entry whose pivots are all
+    above rounding level, and the solution refined five times by
+    ``x <- x + (A + delta I)^{-1}(b - A x)`` (iterated Tikhonov, which tends to the
+    minimum-norm solution)."""
     big = 0.0
     for i in range(m):
         big = max(big, A[i, i])
-    for j in range(m):
-        s = A[j, j] + delta
-        for t in range(j):
-            s -= L[j, t] * L[j, t]
-        if s <= 1e-12 * big:
-            return False
-        d = np.sqrt(s)
-        L[j, j] = d
-        for i in range(j + 1, m):
-            s = A[i, j]
+    delta = 0.0
+    while True:  # the Cholesky factor of A + delta I
+        ok = True
+        for j in range(m):
+            s = A[j, j] + delta
             for t in range(j):
-                s -= L[i, t] * L[j, t]
-            L[i, j] = s / d
-    return True
-
-
-@njit(cache=True)
-def _cho_solve(L, b):
-    m = b.shape[0]
-    x = b.copy()
-    for i in range(m):  # L z = b
-        s = x[i]
-        for t in range(i):
-            s -= L[i, t] * x[t]
-        x[i] = s / L[i, i]
-    for i in range(m - 1, -1, -1):  # L^T x = z
-        s = x[i]
-        for t in range(i + 1, m):
-            s -= L[t, i] * x[t]
-        x[i] = s / L[i, i]
-    return x
-
-
-@njit(cache=True)
-def _solve_psd(A, b):
-    """Solve ``A x = b`` for a symmetric positive semidefinite ``A`` by Cholesky. A singular
-    ``A`` (b in its range) is shifted to ``A + delta I`` with ``delta`` at rounding level of
-    its diagonal, and the solution refined by ``x <- x + (A + delta I)^{-1}(b - A x)``
-    (iterated Tikhonov, which tends to the minimum-norm solution)."""
-    m = b.shape[0]
-    L = np.zeros((m, m))
-    if _cholesky(A, 0.0, L):
-        return _cho_solve(L, b)
-    big = 0.0
+                s -= L[j, t] * L[j, t]
+            if s <= 1e-12 * big:
+                ok = False
+                break
+            dj = np.sqrt(s)
+            L[j, j] = dj
+            for i in range(j + 1, m):
+                s = A[i, j]
+                for t in range(j):
+                    s -= L[i, t] * L[j, t]
+                L[i, j] = s / dj
+        if ok:
+            break
+        delta = 1e-10 * max(big, 1e-300) if delta == 0.0 else 100.0 * delta
     for i in range(m):
-        big = max(big, A[i, i])
-    delta = 1e-10 * max(big, 1e-300)
-    while not _cholesky(A, delta, L):
-        delta *= 100.0
-    x = _cho_solve(L, b)
-    r = np.empty(m)
-    for _ in range(5):
+        x[i] = 0.0
+    for sweep in range(1 if delta == 0.0 else 6):
+        for i in range(m):  # the residual b - A x
+            s = b[i]
+            if sweep > 0:
+                for j in range(m):
+                    s -= A[i, j] * x[j]
+            r[i] = s
+        for i in range(m):  # L z = r
+            s = r[i]
+            for t in range(i):
+                s -= L[i, t] * r[t]
+            r[i] = s / L[i, i]
+        for i in range(m - 1, -1, -1):  # L^T z = z
+            s = r[i]
+            for t in range(i + 1, m):
+                s -= L[t, i] * r[t]
+            r[i] = s / L[i, i]
         for i in range(m):
-            t = b[i]
-            for j in range(m):
-                t -= A[i, j] * x[j]
-            r[i] = t
-        x += _cho_solve(L, r)
-    return x
+            x[i] += r[i]
 
 
 @njit(cache=True)
@@ -195,7 +196,7 @@ def box_qp(Q, c, lo, hi, v, maxiter):
     Parameters
     ----------
     Q : float64 array (m, m)
-        Positive semidefinite.
+        Positive semidefinite, C-contiguous.
     c : float64 array (m,)
         In the range of ``Q``.
     lo, hi : float64 arrays (m,)
@@ -220,8 +221,9 @@ def box_qp(Q, c, lo, hi, v, maxiter):
     (-1.0, array([1., 0.]))
     """
     k = c.shape[0]
-    state = np.zeros(k, dtype=np.int64)  # 0 free, -1 at lower bound, +1 at upper bound
+    state = np.empty(k, dtype=np.int64)  # 0 free, -1 at lower bound, +1 at upper bound
     for i in range(k):
+        state[i] = 0
         if v[i] <= lo[i]:
             v[i] = lo[i]
             state[i] = -1
@@ -236,19 +238,19 @@ def box_qp(Q, c, lo, hi, v, maxiter):
                                                   abs(hi[j]) if np.isfinite(hi[j]) else 0.0))
     tol = 1e-11 * max(scale, 1e-300)
     g = np.empty(k)
+    free = np.empty(k, dtype=np.int64)
+    A = np.empty((k, k))
+    L = np.empty((k, k))
+    b = np.empty(k)
+    sol = np.empty(k)
+    work = np.empty(k)
     for _ in range(maxiter):
         nf = 0
         for i in range(k):
-            nf += state[i] == 0
-        free = np.empty(nf, dtype=np.int64)
-        m = 0
-        for i in range(k):
             if state[i] == 0:
-                free[m] = i
-                m += 1
+                free[nf] = i
+                nf += 1
         if nf > 0:
-            A = np.empty((nf, nf))
-            b = np.empty(nf)
             for a in range(nf):
                 i = free[a]
                 s = c[i]
@@ -258,7 +260,7 @@ def box_qp(Q, c, lo, hi, v, maxiter):
                 b[a] = s
                 for e in range(nf):
                     A[a, e] = Q[i, free[e]]
-            sol = _solve_psd(A, b)
+            _solve_psd(A, b, nf, L, sol, work)
             alpha = 1.0
             block = -1
             side = 0
@@ -306,19 +308,6 @@ def box_qp(Q, c, lo, hi, v, maxiter):
 
 
 @njit(cache=True)
-def _argsort_small(a):
-    """Stable argsort by insertion (for the short arrays of one support)."""
-    m = a.shape[0]
-    idx = np.arange(m)
-    for i in range(1, m):
-        j = i
-        while j > 0 and a[idx[j - 1]] > a[idx[j]]:
-            idx[j - 1], idx[j] = idx[j], idx[j - 1]
-            j -= 1
-    return idx
-
-
-@njit(cache=True)
 def splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh):
     """One round of the exchange search of ``jitopt.sparse.iht`` (``swap``) for least
     squares in the box ``[lo, hi]``.
@@ -339,27 +328,43 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh):
     for a in range(k):
         for i in range(p):
             g[i] += v[a] * G[a, i]
+    order = np.empty(k, dtype=np.int64)  # S by increasing cost of dropping (stable)
     cost = np.empty(k)
     for a in range(k):
         j = S[a]
         cost[a] = -v[a] * g[j] + 0.5 * diag[j] * v[a] * v[a]
-    order = _argsort_small(cost)
-    inS = np.zeros(p, dtype=np.bool_)
+        order[a] = a
+        b = a
+        while b > 0 and cost[order[b - 1]] > cost[order[b]]:
+            order[b - 1], order[b] = order[b], order[b - 1]
+            b -= 1
+    inS = np.empty(p, dtype=np.int64)
+    for i in range(p):
+        inS[i] = 0
     for a in range(k):
-        inS[S[a]] = True
-    n_trials = s_max + k - 1
+        inS[S[a]] = 1
     gd = np.empty(p)
     gain = np.empty(p)
-    for trial in range(n_trials):
+    dropped = np.empty(k, dtype=np.int64)
+    pos = np.empty(k, dtype=np.int64)  # rows of G for the kept part, -1 for added
+    S2 = np.empty(k, dtype=np.int64)
+    v2 = np.empty(k)
+    Q2 = np.empty((k, k))
+    c2 = np.empty(k)
+    lo2 = np.empty(k)
+    hi2 = np.empty(k)
+    for trial in range(s_max + k - 1):
+        # the dropped positions order[first:last] of S
         if trial < s_max:
-            s = s_max - trial
-            drop = order[:s]
+            first, last = 0, s_max - trial
         else:
-            s = 1
-            drop = order[trial - s_max + 1:trial - s_max + 2]
+            first = trial - s_max + 1
+            last = first + 1
+        s = last - first
         for i in range(p):
             gd[i] = g[i]
-        for a in drop:
+        for t in range(first, last):
+            a = order[t]
             for i in range(p):
                 gd[i] -= v[a] * G[a, i]
         for i in range(p):
@@ -375,15 +380,13 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh):
                 ok = False
         if not ok:
             continue
-        keep = np.ones(k, dtype=np.bool_)
-        for a in drop:
-            keep[a] = False
-        pos = np.empty(k, dtype=np.int64)  # rows of G for the kept part, -1 for added
-        S2 = np.empty(k, dtype=np.int64)
-        v2 = np.zeros(k)
+        for a in range(k):
+            dropped[a] = 0
+        for t in range(first, last):
+            dropped[order[t]] = 1
         m = 0
         for a in range(k):
-            if keep[a]:
+            if not dropped[a]:
                 S2[m] = S[a]
                 pos[m] = a
                 v2[m] = v[a]
@@ -391,8 +394,8 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh):
         for i in add:
             S2[m] = i
             pos[m] = -1
+            v2[m] = 0.0
             m += 1
-        Q2 = np.empty((k, k))
         for a in range(k):
             for b in range(a, k):
                 if pos[a] >= 0:
@@ -408,15 +411,17 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh):
                     val /= n
                 Q2[a, b] = val
                 Q2[b, a] = val
-        c2 = np.empty(k)
-        lo2 = np.empty(k)
-        hi2 = np.empty(k)
         for a in range(k):
             c2[a] = rhs[S2[a]]
             lo2[a] = lo[S2[a]]
             hi2[a] = hi[S2[a]]
         q2 = box_qp(Q2, c2, lo2, hi2, v2, 10 * k + 10)
         if q2 < q - thresh:
-            perm = _argsort_small(S2.astype(np.float64))
-            return True, S2[perm], v2[perm], q2
+            for a in range(1, k):  # sort (S2, v2) by index
+                b = a
+                while b > 0 and S2[b - 1] > S2[b]:
+                    S2[b - 1], S2[b] = S2[b], S2[b - 1]
+                    v2[b - 1], v2[b] = v2[b], v2[b - 1]
+                    b -= 1
+            return True, S2, v2, q2
     return False, S, v, q

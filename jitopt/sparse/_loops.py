@@ -10,8 +10,7 @@ import numpy as np
 from numba import njit
 
 from .._core.result import NonFiniteOracle, Status
-from ..problems._sparse import least_squares_kernel
-from ..solvers._line_search import backtracking
+from ..problems._sparse_kernels import least_squares_kernel
 from ._kernels import iht_step
 
 __all__ = ["python_loop", "numba_loop"]
@@ -42,6 +41,8 @@ def python_loop(run, w, f, g, eta):
     ``eta`` and the count ``n_increases`` as they change (for a fault result). Returns a
     namespace with ``status, message, nit, eta, best = (f, w, g, iteration),
     n_increases``."""
+    from ..solvers._line_search import backtracking  # (imports every solver: only here)
+
     op, oracle, monitor = run.op, run.oracle, run.monitor
     nit = n_increases = 0
     best = (f, w, g, 0)
@@ -112,7 +113,7 @@ def _steps(lo, hi, fpar, ipar, groups, k, rule, p, X, y, b, cache, slot, last, s
     move = 0.0
     wnorm = 0.0
     code = _RUNNING
-    while done < n_steps:
+    while done < n_steps and code == _RUNNING:
         eta_used = eta
         backtracks = 0
         while True:
@@ -120,23 +121,23 @@ def _steps(lo, hi, fpar, ipar, groups, k, rule, p, X, y, b, cache, slot, last, s
             gdw, dw2, wnorm, same = iht_step(lo, hi, fpar, ipar, groups, w, g, eta_used, k,
                                              rule, p, w_new)
             if not np.isfinite(gdw):
-                return (_NONFINITE, done, w, f, g, eta, eta_used, move, wnorm, n_increases,
-                        calls)
+                code = _NONFINITE
+                break
             f_new, g_new = least_squares_kernel(w_new, X, y, b, cache, slot, last, streak,
                                                 counter, persist)
             calls += 1
             if not np.isfinite(f_new):
-                return (_NONFINITE, done, w, f, g, eta, eta_used, move, wnorm, n_increases,
-                        calls)
-            if not backtrack:
-                break
-            if f_new - (f + gdw + dw2 / (2 * eta_used)) <= 1e-12 * abs(f):
-                break
-            eta_used *= _CONTRACTION
-            backtracks += 1
-            if eta_used < min_step:
-                return (_SMALL_STEP, done, w, f, g, eta_used, eta_used, move, wnorm,
-                        n_increases, calls)
+                code = _NONFINITE
+            elif backtrack and not f_new - (f + gdw + dw2 / (2 * eta_used)) <= 1e-12 * abs(f):
+                eta_used *= _CONTRACTION
+                backtracks += 1
+                if eta_used >= min_step:
+                    continue
+                eta = eta_used
+                code = _SMALL_STEP
+            break
+        if code != _RUNNING:
+            break
         if backtrack:
             eta = eta_used * _STEP_GROWTH if backtracks == 0 else eta_used
         done += 1
@@ -147,11 +148,11 @@ def _steps(lo, hi, fpar, ipar, groups, k, rule, p, X, y, b, cache, slot, last, s
         if f < best[0]:
             best[0] = f
             best[1] = done
-            best_w[:] = w
-            best_g[:] = g
+            for i in range(d):
+                best_w[i] = w[i]
+                best_g[i] = g[i]
         if same and move <= loop_tol * max(1.0, wnorm):
             code = _CONVERGED
-            break
     return code, done, w, f, g, eta, eta_used, move, wnorm, n_increases, calls
 
 

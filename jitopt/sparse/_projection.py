@@ -7,7 +7,7 @@ import numpy as np
 from ..validation import check_array, check_choice, check_int
 from ..sets import Box, ConvexSet, NonNegative
 from ..sets._kernels import project
-from ._kernels import SELECTIONS, iht_step, two_step
+from ._kernels import SELECTIONS, iht_step
 
 __all__ = ["two_step_projection", "hard_threshold", "check_constraint", "resolve_selection",
            "TwoStep"]
@@ -86,16 +86,17 @@ class TwoStep:
 
     def __call__(self, z, k=None):
         """:math:`\\Pi_\\Gamma(H_k(z))` on the sparse coordinates (a new array)."""
-        p = self.p
+        z = np.ascontiguousarray(z, dtype=float)
         out = np.empty_like(z)
-        two_step(*self.args, np.ascontiguousarray(z[:p]), self.k if k is None else k,
-                 self.rule, out[:p])
-        out[p:] = z[p:]
+        # the step from z with a zero gradient: one compiled kernel for both
+        iht_step(*self.args, z, np.zeros_like(z), 0.0, self.k if k is None else k, self.rule,
+                 self.p, out)
         return out
 
     def step(self, w, g, eta):
         """``(w+, <g, w+ - w>, ||w+ - w||^2, ||w||, same support)`` for the step
         ``w+ = 2SP(w - eta g)`` (a plain gradient step on the free coordinates)."""
+        w = np.ascontiguousarray(w, dtype=float)
         out = np.empty_like(w)
         gdw, dw2, wnorm, same = iht_step(*self.args, w, np.ascontiguousarray(g, float),
                                          eta, self.k, self.rule, self.p, out)

@@ -284,7 +284,7 @@ def pushforward(density, potential, max_subsamples=16):
     if maxsub > 16:
         _check_subsamples(rho, f, maxsub)
     out = np.empty_like(rho)
-    _kernels.pushforward(rho, f, out, maxsub)
+    _kernels.pushforward(rho, f, out, maxsub, 1.0, False)
     return out
 
 
@@ -340,7 +340,7 @@ def _back_and_forth(a, b, phi, psi, sigma, numItermax, stopThr, duals=None, errs
     for it in range(1, numItermax + 1):
         err = []
         for (pot, conj, mine, other) in ((phi, psi, a, b), (psi, phi, b, a)):
-            _kernels.pushforward(other, conj, rho, 64)
+            _kernels.pushforward(other, conj, rho, 64, 1.0, False)
             rho -= mine
             g = _invlap(rho)
             gs = float(np.mean(g * rho))

@@ -56,8 +56,12 @@ def legendre_2d(f, out):
     pass over the array, cache-friendly, no full transpose)."""
     n0, n1 = f.shape
     work = np.empty((3, max(n0, n1)))
-    x0 = (np.arange(n0) + 0.5) / n0
-    x1 = (np.arange(n1) + 0.5) / n1
+    x0 = np.empty(n0)
+    x1 = np.empty(n1)
+    for i in range(n0):
+        x0[i] = (i + 0.5) / n0
+    for j in range(n1):
+        x1[j] = (j + 0.5) / n1
     for i in range(n0):  # the hull of a line is built before its transform is written
         legendre_line(f[i], out[i], work[0], work[1], work[2], x1)
     strip = np.empty((8, n0))
@@ -129,41 +133,28 @@ def _deposit(out, y, x, w):
 
 
 @njit(cache=True, nogil=True)
-def pushforward(rho, f, out, maxsub):
+def pushforward(rho, f, out, maxsub, mult, down):
     """``out = (grad f)_# rho`` for a cellwise-constant density ``rho``.
 
     The map is evaluated at the cell centres (in output pixel units), interpolated
     bilinearly inside each cell (extrapolated linearly in the outer half cells, exact for
-    affine maps) at ``k0 x k1`` sub-samples, ``k`` being the local stretch of the map rounded
-    up (at most ``maxsub``); each sub-sample deposits its share of the cell's mass on the four
-    nearest output centres with bilinear weights, clamped to the grid, so the total mass is
-    conserved exactly and first moments are preserved away from the boundary.
+    affine maps) at ``k0 x k1`` sub-samples, with ``k = ceil(mult * stretch)`` per axis for
+    the local stretch of the map (the plain rule is ``mult = 1``), or with ``down``,
+    ``k = floor(mult * stretch)`` (at least 1: no split below a stretch of ``2 / mult``,
+    hence no jump of the added variance at the identity); at most ``maxsub``. Each
+    sub-sample deposits its share of the cell's mass on the four nearest output centres
+    with bilinear weights, clamped to the grid, so the total mass is conserved exactly and
+    first moments are preserved away from the boundary.
     """
-    pushforward_rule(rho, f, out, maxsub, 1.0, False)
-
-
-@njit(cache=True, nogil=True)
-def pushforward_rule(rho, f, out, maxsub, mult, down):
-    """:func:`pushforward` with ``k = ceil(mult * stretch)`` sub-samples per axis, or, with
-    ``down``, ``k = floor(mult * stretch)`` (at least 1: no split below a stretch of
-    ``2 / mult``, hence no jump of the added variance at the identity)."""
     n0, n1 = rho.shape
     p0 = np.empty((n0, n1))
     p1 = np.empty((n0, n1))
     gradient(f, p0, p1)
     for i in range(n0):
         for j in range(n1):
-            p0[i, j] = p0[i, j] * n0 - 0.5
+            p0[i, j] = p0[i, j] * n0 - 0.5  # the map in output pixel units
             p1[i, j] = p1[i, j] * n1 - 0.5
-    push_map(rho, p0, p1, out, maxsub, mult, down)
-
-
-@njit(cache=True, nogil=True)
-def push_map(rho, p0, p1, out, maxsub, mult, down):
-    """The deposit of :func:`pushforward_rule` for a map given at the cell centres in output
-    pixel units (``p0`` rows, ``p1`` columns; the centre of cell ``(i, j)`` is ``(i, j)``)."""
-    n0, n1 = rho.shape
-    out[:, :] = 0.0
+            out[i, j] = 0.0
     for i in range(n0):
         ia = max(i - 1, 0)
         ib = min(i + 1, n0 - 1)
@@ -213,25 +204,12 @@ def dual_value(psi, phi, nu, mu):
     return total / (n0 * n1)
 
 
-
-@njit(cache=True, nogil=True)
 def weighted_sum(psi, lam, active, out):
-    """``out = sum_{i in active} lam[i] psi[i]``, accumulated in the order of ``active``."""
-    out[:, :] = 0.0
+    """``out = sum_{i in active} lam[i] psi[i]``, accumulated in the order of ``active``
+    (in NumPy: a few passes over the grid cost less than compiling them)."""
+    out[...] = 0.0
     for i in active:
-        w = lam[i]
-        p = psi[i]
-        for a in range(out.shape[0]):
-            for b in range(out.shape[1]):
-                out[a, b] += w * p[a, b]
-
-
-@njit(cache=True, nogil=True)
-def blend(q, f, tau, out):
-    """``out = (1 - tau) q + tau f``."""
-    for a in range(out.shape[0]):
-        for b in range(out.shape[1]):
-            out[a, b] = (1.0 - tau) * q[a, b] + tau * f[a, b]
+        out += lam[i] * psi[i]
 
 
 @njit(cache=True, nogil=True)

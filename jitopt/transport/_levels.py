@@ -64,8 +64,8 @@ def refine(f):
     r"""``f`` (cell values of a smooth function on an ``n0 x n1`` grid, both at least 3) at
     the centres of the ``2 n0 x 2 n1`` grid, by Keys' cubic convolution along each axis,
     with quadratic continuation past the edges: local (4 x 4 coarse values), exact for
-    quadratics, third order for smooth functions."""
-    return _refine_rows(_refine_rows(f).T).T
+    quadratics, third order for smooth functions. C-ordered, as the kernels take it."""
+    return np.ascontiguousarray(_refine_rows(_refine_rows(f).T).T)
 
 
 def prolong_potentials(psi):

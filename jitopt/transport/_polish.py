@@ -30,7 +30,6 @@ def polish(nu, mus, lam, psi, phi, active, steps, iters, maxsub, pool=None):
     n0, n1 = nu.shape
     work_psi = psi.copy()
     work_phi = phi.copy()
-    order = np.array(active, dtype=np.int64)
     pbar = np.empty((n0, n1))
 
     def refine(i):
@@ -46,10 +45,10 @@ def polish(nu, mus, lam, psi, phi, active, steps, iters, maxsub, pool=None):
             duals = list(pool.map(refine, active)) if pool else [refine(i) for i in active]
             if not np.all(np.isfinite(duals)):
                 return None
-            _kernels.weighted_sum(work_psi, lam, order, pbar)
+            _kernels.weighted_sum(work_psi, lam, active, pbar)
             new = np.empty_like(nu)
             last = step == steps - 1  # the fine deposit of output="sharpened"
-            _kernels.pushforward_rule(nu, pbar, new, maxsub, 2.0 if last else 1.0, not last)
+            _kernels.pushforward(nu, pbar, new, maxsub, 2.0 if last else 1.0, not last)
             mass = new.sum()
             if not (np.isfinite(mass) and mass > 0):
                 return None

@@ -310,17 +310,16 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     last = np.full(n, -np.inf)
     rhos = np.empty((n, n0, n1))
 
-    order_active = np.array(active, dtype=np.int64)
     pbar_buf = np.empty((n0, n1))
 
     def weighted_potential():
-        _kernels.weighted_sum(psi, lam, order_active, pbar_buf)
+        _kernels.weighted_sum(psi, lam, active, pbar_buf)
         return pbar_buf
 
     def residual(i, nu):
         """The H^-1 residual of input i and its Riesz representative g."""
         rho = rhos[i]
-        _kernels.pushforward(mus[i], phi[i], rho, maxsub)
+        _kernels.pushforward(mus[i], phi[i], rho, maxsub, 1.0, False)
         rho -= nu
         g = _invlap(rho)
         return float(np.mean(g * rho)), g
@@ -407,13 +406,12 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
             if status is not None:
                 break
             nit += 1
-            f = np.empty_like(q)
-            _kernels.blend(q, pbar, tau, f)
+            f = (1.0 - tau) * q + tau * pbar
             new = np.empty_like(nu)
             if paper:
-                _kernels.pushforward(nu, f, new, maxsub)
+                _kernels.pushforward(nu, f, new, maxsub, 1.0, False)
             else:  # no sub-samples below a stretch of 2: no variance jump at the identity
-                _kernels.pushforward_rule(nu, f, new, maxsub, 1.0, True)
+                _kernels.pushforward(nu, f, new, maxsub, 1.0, True)
             nu = new * (n0 * n1 / new.sum())
             # the barycenter after the last step is measured without an ascent step
             pbar, dual, res, wgrad, cells = evaluate(nu, ascent if nit < T else measure)
@@ -444,6 +442,6 @@ def _sharpened(mus, lam, phi, active, maxsub):
     out = np.zeros(mus.shape[1:])
     tmp = np.empty(mus.shape[1:])
     for i in active:
-        _kernels.pushforward_rule(mus[i], phi[i], tmp, maxsub, 2.0, False)
+        _kernels.pushforward(mus[i], phi[i], tmp, maxsub, 2.0, False)
         out += lam[i] * tmp
     return out / out.sum()
