@@ -16,7 +16,10 @@ def rel_gap(res, problem):
 @pytest.mark.parametrize("step", ["bb", "armijo"])
 def test_rgd_reaches_pca_optimum(manifold, step):
     problem = problems.pca(problems.spectrum_matrix(100, rng=0), 5, manifold=manifold)
-    res = jitopt.solvers.rgd(problem, rng=1, gtol=1e-7, step=step, maxiter=5000)
+    # the monotone Armijo test meets the rounding of the cost (|f| = 456) near a gradient
+    # norm of 1e-5 and then wanders there (see rgd's docstring): its tolerance stays above
+    gtol = 1e-7 if step == "bb" else 1e-4
+    res = jitopt.solvers.rgd(problem, rng=1, gtol=gtol, step=step, maxiter=5000)
     assert res.success, res.message
     assert rel_gap(res, problem) <= 1e-8
     # the subspace is the top eigenspace: principal angles to the known minimizer vanish

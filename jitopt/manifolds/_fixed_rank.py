@@ -6,6 +6,7 @@ from ..validation import as_c_float as _c, check_rng
 from . import _kernels as K
 from ._base import Manifold
 from ._oblique import _sizes
+from ._stiefel import qr_retraction
 
 __all__ = ["FixedRankEmbedded"]
 
@@ -169,8 +170,8 @@ class FixedRankEmbedded(Manifold):
 
     def random_point(self, rng=None):
         rng = check_rng(rng)
-        u = K.qr_retraction(rng.standard_normal((self.m, self.k)), np.zeros((self.m, self.k)))
-        v = K.qr_retraction(rng.standard_normal((self.n, self.k)), np.zeros((self.n, self.k)))
+        u = qr_retraction(rng.standard_normal((self.m, self.k)), np.zeros((self.m, self.k)))
+        v = qr_retraction(rng.standard_normal((self.n, self.k)), np.zeros((self.n, self.k)))
         s = np.sort(rng.uniform(1.0, 2.0, self.k))[::-1]
         return self.from_factors(u, s, v.T)
 

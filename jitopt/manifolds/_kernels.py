@@ -1,4 +1,10 @@
-"""Numba kernels of the matrix manifolds (float64, C-contiguous inputs)."""
+"""Numba kernels of the matrix manifolds (float64, C-contiguous inputs).
+
+The Stiefel, Grassmann and orthogonal manifolds of one copy project and take the QR
+retraction with NumPy and LAPACK from Python (``_stiefel.py``): microseconds a call and
+nothing to compile on first use. The compiled projections and QR retraction here serve
+compiled loops (SERENA) and the kernels over k copies.
+"""
 
 import numpy as np
 from numba import njit
@@ -27,12 +33,21 @@ def horizontal_projection(x, u):
 @njit(cache=True)
 def qr_retraction(x, u):
     """Q factor of x + u with a positive diagonal in R (unique, so a function of x + u),
-    C-contiguous (LAPACK's is Fortran-ordered, which every later kernel would copy)."""
+    C-contiguous (LAPACK's is Fortran-ordered, which every later kernel would copy).
+
+    For compiled loops; the manifolds' methods for one copy call
+    :func:`~._stiefel.qr_retraction` (LAPACK from Python, nothing to compile). Element
+    loops, here and in the callers: an array assignment compiles Numba's formatted
+    shape-mismatch errors, seconds of compilation.
+    """
     q, r = np.linalg.qr(x + u)
-    for j in range(q.shape[1]):
-        if r[j, j] < 0.0:
-            q[:, j] = -q[:, j]
-    return np.ascontiguousarray(q)
+    n, p = q.shape
+    out = np.empty((n, p))
+    for j in range(p):
+        s = -1.0 if r[j, j] < 0.0 else 1.0
+        for i in range(n):
+            out[i, j] = s * q[i, j]
+    return out
 
 
 @njit(cache=True)
@@ -233,9 +248,13 @@ def batch_horizontal_projection(x, u):
 
 @njit(cache=True)
 def batch_qr_retraction(x, u):
+    k, n, p = x.shape
     out = np.empty_like(x)
-    for i in range(x.shape[0]):
-        out[i] = qr_retraction(x[i], u[i])
+    for i in range(k):
+        q = qr_retraction(x[i], u[i])
+        for a in range(n):
+            for b in range(p):
+                out[i, a, b] = q[a, b]
     return out
 
 

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import scipy.linalg
+from scipy.linalg.lapack import dgeqrfp, dorgqr
 
 from ..validation import as_c_float as _c, check_rng
 from . import _kernels as K
@@ -52,6 +53,31 @@ def _orthonormality_error(x, atol):
     return f"||XᵀX - I||_F = {errs[i]:.3e} > atol = {atol:g}{where}" if errs[i] > atol else ""
 
 
+def qr_retraction(x, u):
+    """The Q factor of x + u (one n x p matrix) with a nonnegative diagonal in R (unique
+    when x + u has full rank, so a function of x + u), C-contiguous.
+
+    LAPACK's blocked QR with that sign convention (``dgeqrfp``) called from Python: a few
+    microseconds of overhead for a thin matrix, and nothing to compile on first use (the
+    compiled :func:`~._kernels.qr_retraction` serves compiled loops and the k copies).
+    """
+    lwork = 64 * x.shape[1]  # room for the blocked algorithms (the default is unblocked)
+    qr, tau, _ = dgeqrfp(np.add(x, u, order="F"), lwork=lwork, overwrite_a=True)
+    q, _, _ = dorgqr(qr, tau, lwork=lwork, overwrite_a=True)
+    return np.ascontiguousarray(q)
+
+
+def stiefel_projection(x, u):
+    """u - x sym(xᵀu): the projection onto {v : xᵀv + vᵀx = 0}."""
+    s = x.T @ u
+    return u - x @ (0.5 * (s + s.T))
+
+
+def horizontal_projection(x, u):
+    """u - x xᵀu: the projection onto the horizontal space {v : xᵀv = 0} (Grassmann)."""
+    return u - x @ (x.T @ u)
+
+
 def _looped(kernel):
     """``kernel`` over the copies of a stack, in Python."""
     return lambda x, u: _each(kernel, x, u)
@@ -59,7 +85,7 @@ def _looped(kernel):
 
 # name: (kernel for one copy, for k copies)
 _RETRACTIONS = {
-    "qr": (K.qr_retraction, K.batch_qr_retraction),
+    "qr": (qr_retraction, K.batch_qr_retraction),
     "polar": (K.polar_retraction, K.batch_polar_retraction),
     "cayley": (K.cayley_retraction, _looped(K.cayley_retraction)),
     "exp": (K.grassmann_exp, _looped(K.grassmann_exp)),
@@ -100,10 +126,10 @@ class _Copies(Manifold):
     def retraction(self, x, u):
         try:
             y = self._retract(self._c("x", x), self._c("u", u))
-        except np.linalg.LinAlgError:  # (a compiled factorisation refuses NaN itself)
+        except np.linalg.LinAlgError:  # (a compiled factorisation refuses NaN)
             _refuse_nonfinite(x=x, u=u)
             raise
-        if not math.isfinite(y.sum()):  # NumPy's QR (JIT disabled) returns NaN instead
+        if not math.isfinite(y.sum()):  # LAPACK called from Python returns NaN instead
             _refuse_nonfinite(x=x, u=u)
         return y
 
@@ -111,7 +137,7 @@ class _Copies(Manifold):
         a = check_rng(rng).standard_normal(self.shape)
         if self.k > 1:
             return K.batch_qr_retraction(a, np.zeros(self.shape))
-        return K.qr_retraction(a, np.zeros(self.shape))
+        return qr_retraction(a, np.zeros(self.shape))
 
     def closest_point(self, x):
         """The nearest point in the Frobenius norm: the polar factor :math:`WV^\\top` of
@@ -119,7 +145,8 @@ class _Copies(Manifold):
         x = _c(x)
         if self.k > 1:
             return K.batch_polar_retraction(x, np.zeros_like(x))
-        return K.polar_retraction(x, np.zeros_like(x))
+        w, _, vt = np.linalg.svd(x, full_matrices=False)  # once a run: nothing to compile
+        return w @ vt
 
     def _off_manifold(self, x, atol):
         return _orthonormality_error(x, atol)
@@ -163,7 +190,7 @@ class Stiefel(_Copies):
         x, u = self._c("x", x), self._c("u", u)
         if self.k > 1:
             return K.batch_stiefel_projection(x, u)
-        return K.stiefel_projection(x, u)
+        return stiefel_projection(x, u)
 
     def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
         xtg = _t(x) @ egrad
@@ -216,7 +243,7 @@ class Grassmann(_Copies):
         x, u = self._c("x", x), self._c("u", u)
         if self.k > 1:
             return K.batch_horizontal_projection(x, u)
-        return K.horizontal_projection(x, u)
+        return horizontal_projection(x, u)
 
     def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
         return self.projection(x, ehess - u @ (_t(x) @ egrad))

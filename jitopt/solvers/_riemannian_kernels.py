@@ -9,7 +9,7 @@ from numba import njit
 from ..manifolds import SPD, FixedRankEmbedded, Grassmann, Manifold, Orthogonal, Sphere, Stiefel
 from ..manifolds import _kernels as K
 from ..manifolds._euclidean import _Flat
-from ..manifolds._stiefel import _expm_skew
+from ..manifolds._stiefel import _expm_skew, qr_retraction
 
 __all__ = ["Frame", "PairMemory"]
 
@@ -436,7 +436,7 @@ def lie_retraction(M, x, omega):
     if name == "exp":
         return x @ _expm_skew(0.5 * (omega - omega.T))
     eye = np.eye(M.n)
-    q = K.polar_retraction(eye, omega) if name == "polar" else K.qr_retraction(eye, omega)
+    q = K.polar_retraction(eye, omega) if name == "polar" else qr_retraction(eye, omega)
     return x @ q
 
 

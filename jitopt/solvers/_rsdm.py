@@ -10,14 +10,13 @@ from .._core.registry import register_method
 from .._core.result import Monitor, OracleError, Status
 from ..validation import check_choice, check_int, check_limits, check_real, check_rng
 from ..manifolds import Grassmann, Stiefel
-from ..manifolds import _kernels as MK
-from . import _rsdm_kernels as K
-from ._rsdm_kernels import block_gradient, exact_block, haar_frame
+from ..manifolds._stiefel import qr_retraction
+from ._rsdm_kernels import block_delta, block_gradient, exact_block, haar_frame
 from ._line_search import armijo as armijo_test
 from ._line_search import backtracking
 
-#: the method, and its block building blocks (compiled): the block gradient, a Haar-random
-#: orthonormal frame and the exact minimizer of an affine block cost
+#: the method, and its block building blocks: the block gradient, a Haar-random orthonormal
+#: frame and the exact minimizer of an affine block cost
 __all__ = ["rsdm", "block_gradient", "haar_frame", "exact_block"]
 
 _ROUNDING = 8 * np.finfo(float).eps
@@ -294,13 +293,13 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
             rows = rng.choice(n, r, replace=False)
             xb = x[rows]
         else:
-            frame = K.haar_frame(rng.standard_normal((n, r)))
+            frame = haar_frame(rng.standard_normal((n, r)))
             xb = frame @ x
         if exact:  # the minimizer over the rotations of the block, in closed form
             if need_f and np.isnan(f):
                 f = problem.cost(x)
             lb = np.ascontiguousarray(problem.block_affine(x, rows), dtype=np.float64)
-            u, df = K.exact_block(lb, special)
+            u, df = exact_block(lb, special)
             new = u @ xb if df < 0.0 else None  # df >= 0: the block is already optimal
         else:
             if use_rows:
@@ -320,13 +319,13 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
                     gnorm = M.norm(x, M.euclidean_to_riemannian_gradient(x, eg))
                     if gnorm <= gtol:
                         return stop(Status.CONVERGED)
-            omega = K.block_gradient(np.ascontiguousarray(gb, dtype=np.float64), xb)
-            w2 = float(np.sum(omega * omega))
+            omega = block_gradient(gb, xb)
+            w2 = float(np.vdot(omega, omega))
             est_sum, est_n = est_sum + w2, est_n + 1
 
             def trial(eta):  # the new rows (permutation) or the new point (orthogonal)
-                d = K.block_delta(omega, eta, xb)
-                return d, (xb + d if rows_mode else K.subspace_update(x, frame, d))
+                d = block_delta(omega, eta, xb)
+                return d, (xb + d if rows_mode else x + frame.T @ d)
 
             def change(d, new):  # f(trial point) - f(x)
                 if track:
@@ -375,7 +374,7 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
         if nit % ORTHO_EVERY == 0:
             drift = np.linalg.norm(x.T @ x - np.eye(p))
             if drift > ORTHO_TOL:  # a sign-fixed QR keeps det X
-                x = MK.qr_retraction(x, np.zeros_like(x))
+                x = qr_retraction(x, np.zeros_like(x))
                 n_reorth += 1
                 f = np.nan
         ending = (nit >= maxiter or monitor.elapsed() >= max_time
