@@ -12,7 +12,7 @@ import jitopt
 SCRIPT = """
 import jitopt
 p = jitopt.problems.pca(jitopt.problems.spectrum_matrix(30, rng=0), 3)
-r = jitopt.solvers.rgd(p, rng=0, gtol=1e-9)
+r = jitopt.solvers.rlbfgs(p, rng=0, gtol=1e-9)  # its two-loop recursion is a kernel
 print(r.success, abs(r.fun - p.fopt) / abs(p.fopt))
 """
 
