@@ -21,6 +21,9 @@ from ._common import print_table, warm_up
 
 TOL = 1e-3
 ANCHOR_LP_N12 = 208.0  # seconds, CE LP on the 12-player ring (anchors.md §5)
+#: the plain regret loop (correlated_equilibrium's defaults add reweight="cg", uniform
+#: weights and checks every 100 rounds: the rows "EVI-CE default")
+PLAIN = {"reweight": False, "weighting": "linear", "check_every": 50}
 
 
 def _timed(fn):
@@ -45,8 +48,10 @@ def bench_normal_form(sizes, seeds):
         for seed in seeds:
             rng = np.random.default_rng(seed)
             game = NormalFormGame([rng.random((m,) * n) for _ in range(n)])
-            for label, opts in (("EVI-CE", {}), ("EVI-CE+rw", {"reweight": True}),
-                                ("EVI-ALCE+rw", {"reweight": True, "deviations": "linear"})):
+            for label, opts in (("EVI-CE", PLAIN), ("EVI-CE+rw", {**PLAIN, "reweight": True}),
+                                ("EVI-ALCE+rw", {**PLAIN, "reweight": True,
+                                                 "deviations": "linear"}),
+                                ("EVI-CE default", {})):
                 t, r = _timed(lambda: game.correlated_equilibrium(
                     tol=TOL, rng=seed, maxiter=20000, **{"deviations": "ce", **opts}))
                 rows.append((f"{n}x{m}", seed, label, t, r.nit, r.nfev, r.gap_ce.sum(),
@@ -66,7 +71,9 @@ def bench_polymatrix(ns, lp_max_n, seeds):
     for n in ns:
         for seed in seeds:
             game = PolymatrixGame.ring(n, 3, rng=seed)
-            for label, opts in (("EVI-CE", {"maxiter": 200000}), ("EVI-CE+rw", {"reweight": True})):
+            for label, opts in (("EVI-CE", {**PLAIN, "maxiter": 200000}),
+                                ("EVI-CE+rw", {**PLAIN, "reweight": True}),
+                                ("EVI-CE default", {})):
                 t, r = _timed(lambda: game.correlated_equilibrium(tol=TOL, rng=seed, **opts))
                 stats.setdefault((label, n), []).append((t, r.nit, r.gap <= TOL))
                 rows.append((n, seed, label, t, r.nit, r.nfev, r.gap, None,
@@ -118,7 +125,7 @@ def bench_polymatrix(ns, lp_max_n, seeds):
         refs = [(med[("CE LP", 12)], "CE LP measured here")] if ("CE LP", 12) in med else \
             [(ANCHOR_LP_N12, "CE LP anchor")] + ([(pred12, "CE LP extrapolated")] if pred12 else [])
         for lp12, src in refs:
-            for label in ("EVI-CE", "EVI-CE+rw"):
+            for label in ("EVI-CE", "EVI-CE+rw", "EVI-CE default"):
                 print(f"n = 12 vs {src} {lp12:.1f} s: {label} median {med[(label, 12)]:.3f} s "
                       f"({lp12 / med[(label, 12)]:.0f}x), slowest seed {worst[(label, 12)]:.3f} s "
                       f"({lp12 / worst[(label, 12)]:.0f}x); target >= 100x")
@@ -227,7 +234,8 @@ def main(argv=None):
     seeds = [0] if args.quick else [0, 1, 2]
     lp_max_n = args.lp_max_n if args.lp_max_n is not None else (8 if args.quick else 10)
     warm = PolymatrixGame.ring(4, 3, rng=0)
-    warm_up(lambda: (warm.correlated_equilibrium(tol=TOL, rng=0, reweight=True),
+    warm_up(lambda: (warm.correlated_equilibrium(tol=TOL, rng=0),
+                     warm.correlated_equilibrium(tol=TOL, rng=0, reweight=True),
                      warm.correlated_equilibrium(tol=TOL, rng=0, deviations="linear", maxiter=200),
                      warm.to_normal_form().correlated_equilibrium(tol=TOL, rng=0, maxiter=200),
                      evi(VIProblem(AffineOperator(np.eye(3)), Box(0.0, 1.0), dim=3), maxiter=200)),

@@ -4,8 +4,9 @@ EVI: correlated equilibria of polymatrix games, time against the number of playe
 
 A polymatrix game with :math:`n` players on a ring, 3 actions each, has :math:`3^n` pure
 profiles: the correlated-equilibrium (CE) linear program over them grows exponentially.
-The EVI solver (:func:`jitopt.solvers.evi`, block-diagonal deviations, with the reweighting
-LP over its iterates) works with the :math:`3n` coordinates of mixed profiles. This example
+The EVI solver (:func:`jitopt.solvers.evi`, block-diagonal deviations, with the column
+generation over its iterates, the default of ``correlated_equilibrium``) works with the
+:math:`3n` coordinates of mixed profiles. This example
 times both to a CE gap of :math:`10^{-3}` (the sum over players), the LP only while it is
 small (every time in the figure is measured in this run, after a first call that compiles
 the kernels); ``python -m benchmarks evi`` runs the full comparison, and the theory is in
@@ -23,7 +24,7 @@ import numpy as np
 
 from jitopt.games import PolymatrixGame
 
-PolymatrixGame.ring(4, 3, rng=0).correlated_equilibrium(reweight=True)  # compile first
+PolymatrixGame.ring(4, 3, rng=0).correlated_equilibrium(rng=0)  # compile first
 
 
 def timed(fn):
@@ -35,7 +36,7 @@ def timed(fn):
 lp_n, lp_t, evi_n, evi_t = [], [], [], []
 for n in range(4, 31):
     game = PolymatrixGame.ring(n, 3, rng=0)
-    t, res = timed(lambda: game.correlated_equilibrium(tol=1e-3, reweight=True, rng=0))
+    t, res = timed(lambda: game.correlated_equilibrium(tol=1e-3, rng=0))
     evi_n.append(n)
     evi_t.append(t)
     if n <= 8:

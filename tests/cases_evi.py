@@ -1,7 +1,7 @@
 """The contract suite's case for ``evi``: the strongly monotone operator F(x) = x - c on the
 probability simplex of R^3, whose VI solution is c (a point of the simplex). A mixture with
 constant-deviation gap eps has E||x - c||^2 <= eps (the deviation to c), so the returned
-mean is within sqrt(tol) = 0.1 of c; the healthy case converges in 51 rounds."""
+mean is within sqrt(tol) = 0.1 of c; the healthy case converges within its 100 rounds."""
 
 import numpy as np
 

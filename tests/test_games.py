@@ -58,6 +58,57 @@ def test_ce_through_evi_is_an_eps_ce(sizes, seed):
     np.testing.assert_allclose(game.cce_gap(dist), res.gap_cce, atol=1e-10)
 
 
+RPS = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
+
+
+def _battery():
+    """Zero-sum and general-sum games with the tolerances of the defaults battery: the
+    documented rock-paper-scissors, relabelled and rescaled copies of it (tol scaled alike),
+    random zero-sum and general-sum games, Bach or Stravinsky and polymatrix rings."""
+    rng = np.random.default_rng
+    games = [("rock-paper-scissors", NormalFormGame([RPS, -RPS]), 1e-4)]
+    for (p, q), scale in (((1, 2, 0), (2, 0, 1)), 1e-3), (((2, 1, 0), (0, 2, 1)), 1e3):
+        A = scale * RPS[np.ix_(p, q)]
+        games.append((f"RPS relabelled x{scale:g}", NormalFormGame([A, -A]), 1e-4 * scale))
+    A = rng(1).uniform(-1, 1, (10, 10))
+    games += [("zero-sum 10x10", NormalFormGame([A, -A]), 1e-4),
+              ("general-sum 3x3x3", NormalFormGame(list(rng(11).random((3, 3, 3, 3)))), 1e-4),
+              ("Bach or Stravinsky", BOS, 1e-4),
+              ("ring zero-sum", PolymatrixGame.ring(6, 3, rng=1, zero_sum=True), 1e-4),
+              ("ring", PolymatrixGame.ring(6, 3, rng=0), 1e-4)]
+    return games
+
+
+@pytest.mark.parametrize("name,game,tol", _battery(), ids=[g[0] for g in _battery()])
+def test_default_ce_is_certified_on_the_battery(name, game, tol):
+    """The defaults certify a CE from the uniform start and random starts within half of
+    evi's default maxiter, whatever the rounding of the CPU (the uniform start of a
+    symmetric zero-sum game is its equilibrium: the first gap check, after one round,
+    sees a gap at rounding level); the gap is recomputed from the joint distribution."""
+    for start in (None, 0, 1):
+        res = game.correlated_equilibrium(tol=tol, rng=start, maxiter=10000)
+        assert res.success and res.gap <= tol
+        ce = game.ce_gap(game.joint_distribution(res.points, res.weights))
+        assert ce.sum() <= tol * (1 + 1e-9)
+        np.testing.assert_allclose(ce, res.gap_ce, atol=1e-9 * tol)
+
+
+def test_best_gap_check_is_returned():
+    """Rock-paper-scissors from a point 1e-6 away from its equilibrium: the regrets are
+    tiny, but regret matching is scale-free and turns them into pure moves, so the gap
+    grows after the first round; with ``tol`` out of reach the result is the mixture of the
+    best gap check, the first round alone."""
+    game = NormalFormGame([RPS, -RPS])
+    x0 = np.full(6, 1 / 3) + 1e-6 * np.array([1.0, -1.0, 0.0, 0.0, 0.0, 0.0])
+    res = game.correlated_equilibrium(x0=x0, tol=1e-12, reweight=False, maxiter=200,
+                                      history=True)
+    fun = res.history["fun"]
+    assert res.status.name == "MAXITER" and res.nit == 200
+    assert fun[1] <= 1e-5 and fun[2:-1].min() > 100 * fun[1]  # the gap grew
+    assert res.gap == fun[-1] == fun[1]
+    np.testing.assert_allclose(res.points, x0[None, :], atol=1e-15)
+
+
 def test_alce_solution_is_ce_and_gap_order():
     game = _random_game((3, 4), 5)
     res = game.correlated_equilibrium(tol=1e-3, deviations="linear", rng=0)
@@ -208,8 +259,9 @@ def test_operator_and_distributions_reject_bad_input():
 
 
 def test_options_pass_through_and_compiled_operator():
-    """correlated_equilibrium hands every option to evi (one vocabulary); the compiled
-    normal-form operator takes the same rounds as the same operator called from Python."""
+    """correlated_equilibrium hands every option to evi (one vocabulary, other defaults);
+    the compiled normal-form operator takes the same rounds as the same operator called from
+    Python."""
     import jitopt
     from jitopt.problems import NormalFormOperator, VIProblem
 
@@ -221,8 +273,9 @@ def test_options_pass_through_and_compiled_operator():
     assert res.status == jitopt.Status.MAXITER and res.nit == 7
     fast = game.correlated_equilibrium(tol=1e-3, rng=1)
     slow_problem = VIProblem(lambda x: game.operator(x), game.vi_problem().domain)
-    slow = evi(slow_problem, tol=1e-3, rng=1, deviations="ce", learner="prm+")
-    assert slow.nit == fast.nit == slow.nfev
+    slow = evi(slow_problem, tol=1e-3, rng=1, deviations="ce", learner="prm+",
+               weighting="uniform", check_every=100, reweight="cg")
+    assert slow.nit == fast.nit and slow.nfev == fast.nfev
     np.testing.assert_allclose(slow.points, fast.points, atol=1e-12)
     assert slow.gap == pytest.approx(fast.gap, abs=1e-12)
 

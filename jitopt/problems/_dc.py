@@ -5,7 +5,6 @@ known limit optimum."""
 import math
 
 import numpy as np
-from scipy.special import ndtr
 
 from .._core.problem import BaseProblem
 from .._core.result import OracleError
@@ -324,6 +323,8 @@ def online_sparse_robust_regression(p=50, beta_star=(10.0, -15.0), lam=0.01, alp
     fopt = math.sqrt(2 / math.pi) + float(penalty.value(beta))
 
     def limit_fun(b, n=200000, seed=0):
+        from scipy.special import ndtr
+
         X = np.random.default_rng(seed).uniform(-1.0, 1.0, (n, p))
         z = X @ (np.asarray(b, dtype=float) - beta)
         loss = np.mean(z * (2 * ndtr(z) - 1) + 2 * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi))

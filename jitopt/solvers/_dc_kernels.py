@@ -117,14 +117,6 @@ def _coordinate_step(A, b, code, delta, i, sqi, n, mu, u, x):
 
 
 @njit(cache=True)
-def _apply_step(A, i, c, z, lam_mu, lo, hi, fpar, ipar, groups, idx, box_only, tmp, x):
-    """z <- z - c a_i and x <- x(z)."""
-    for j in range(z.shape[0]):
-        z[j] -= c * A[i, j]
-    prox_point(z, lam_mu, lo, hi, fpar, ipar, groups, idx, box_only, tmp, x)
-
-
-@njit(cache=True)
 def _certificate(A, b, code, delta, lam, y, xt, mu, u, x):
     """(duality gap, primal value) at x = x(u)."""
     n, p = A.shape
@@ -144,19 +136,21 @@ def _certificate(A, b, code, delta, lam, y, xt, mu, u, x):
 
 @njit(cache=True)
 def solve_prox_subproblem(A, b, code, delta, lam, y, xt, mu, lo, hi, fpar, ipar, groups,
-                          box_only, tol, max_epochs, x):
-    """Solve the subproblem of the module docstring; write the solution into ``x``.
+                          box_only, idx, tol, max_epochs, x):
+    """Solve the subproblem of the module docstring; write the solution into ``x``
+    (``idx = arange(p)``, the coordinates handed to the projection).
 
     Returns ``(gap, primal, epochs)``: the duality gap at ``x`` (a certificate:
     ``P(x) - P* <= gap``), the primal value ``P(x)`` and the number of passes over the data.
     The loop stops once ``gap <= tol * max(1, |P(x)|)``.
     """
     n, p = A.shape
-    idx = np.arange(p)
     tmp = np.empty(p)
     sq = np.empty(n)
     u = np.empty(n)
-    z = xt + y / mu
+    z = np.empty(p)
+    for j in range(p):
+        z[j] = xt[j] + y[j] / mu
     for i in range(n):
         s = 0.0
         q = 0.0
@@ -179,33 +173,37 @@ def solve_prox_subproblem(A, b, code, delta, lam, y, xt, mu, lo, hi, fpar, ipar,
         if gap <= tol * max(1.0, abs(primal)) or epochs >= max_epochs:
             break
         # one pass over every coordinate; the ones that moved or sit inside the domain of
-        # the conjugate stay active (shrinking), the others are at a bound and stay there
-        epochs += 1
+        # the conjugate stay active (shrinking), the others are at a bound and stay there;
+        # then passes over the active set until they stop moving x
         nact = 0
         for i in range(n):
-            if sq[i] == 0.0:
-                continue
-            du = _coordinate_step(A, b, code, delta, i, sq[i], n, mu, u, x)
-            if du != 0.0:
-                _apply_step(A, i, du / (n * mu), z, lam_mu, lo, hi, fpar, ipar, groups, idx,
-                            box_only, tmp, x)
-            if du != 0.0 or _interior(code, u[i], b[i], delta):
+            if sq[i] != 0.0:
                 active[nact] = i
                 nact += 1
-        # passes over the active set until they stop moving x
-        for _ in range(100):
-            if epochs >= max_epochs:
+        for sweep in range(101):
+            if sweep and epochs >= max_epochs:
                 break
             epochs += 1
             moved = 0.0
+            keep = 0
             for k in range(nact):
                 i = active[k]
                 du = _coordinate_step(A, b, code, delta, i, sq[i], n, mu, u, x)
                 if du != 0.0:
                     c = du / (n * mu)
                     moved = max(moved, abs(c) * np.sqrt(sq[i]))
-                    _apply_step(A, i, c, z, lam_mu, lo, hi, fpar, ipar, groups, idx,
-                                box_only, tmp, x)
-            if moved <= 1e-3 * np.sqrt(tol) * (1.0 + np.sqrt(np.sum(x * x))):
-                break
+                    for j in range(p):  # z <- z - c a_i and x <- x(z)
+                        z[j] -= c * A[i, j]
+                    prox_point(z, lam_mu, lo, hi, fpar, ipar, groups, idx, box_only, tmp, x)
+                if sweep == 0 and (du != 0.0 or _interior(code, u[i], b[i], delta)):
+                    active[keep] = i
+                    keep += 1
+            if sweep == 0:
+                nact = keep
+            else:
+                xx = 0.0
+                for j in range(p):
+                    xx += x[j] * x[j]
+                if moved <= 1e-3 * np.sqrt(tol) * (1.0 + np.sqrt(xx)):
+                    break
     return max(gap, 0.0), primal, epochs

@@ -78,9 +78,10 @@ def evi(problem, x0=None, *, deviations="linear", method="ggm", learner="rm+",
         Weights of the iterates (round ``t`` weighs ``t`` or 1) in the mixture and in the
         learners' losses.
     check_every : int
-        Rounds between gap checks (the check is :math:`O(d^2)` from running sums); each
-        check is one iteration of the history and the callback. For ``"eah"``: points
-        between reweighting LPs.
+        Rounds between gap checks (the check is :math:`O(d^2)` from running sums), after
+        checks at rounds 1, 2, 4, ... below it; each check is one iteration of the history
+        and the callback, and the run returns the mixture of the best check (or a better
+        reweighted one). For ``"eah"``: points between reweighting LPs.
     reweight : {False, True, "cg"}
         ``True``: also try the LP that minimises the gap over the weights of (at most
         ``reweight_max``, evenly spaced) iterates, after ``2 * check_every`` rounds, then
@@ -100,7 +101,7 @@ def evi(problem, x0=None, *, deviations="linear", method="ggm", learner="rm+",
     maxiter : int
         Maximum rounds (ellipsoid steps for ``"eah"``).
     max_time : float
-        Maximum wall-clock seconds (checked before each batch of ``check_every`` rounds).
+        Maximum wall-clock seconds (checked before the rounds up to each gap check).
     tol : float
         Target gap :math:`\varepsilon > 0` of the deviations chosen.
     callback : callable, optional
@@ -183,8 +184,7 @@ def evi(problem, x0=None, *, deviations="linear", method="ggm", learner="rm+",
             raise ValueError(f"x0 must be a point of the domain of shape ({dom.d},)")
         if dom.lift:
             raise ValueError("x0 is not supported on a polytope (the start is a vertex mixture)")
-        y0 = dom.to_y(x0)
-        _k.clean(dom.kind, dom.off, y0)
+        y0 = dom.clip(dom.to_y(x0))
     elif gen is not None:
         y0 = dom.random_point(gen)
 

@@ -47,8 +47,11 @@ class ColumnGeneration:
     Attributes
     ----------
     pool_y, pool_f : ndarray
-        The points of the last :meth:`run` (internal coordinates) and their operator values:
-        the new points generated so far, then the iterates.
+        The points of the last :meth:`run` (internal coordinates) and their operator values
+        times ``unit``: the new points generated so far, then the iterates.
+    unit : float
+        The scale of the LP: one over the largest operator value of the first call's
+        iterates (HiGHS's tolerances are absolute; the weights do not depend on it).
     columns : ndarray of int
         The pool indices of the columns of the restricted LP.
     rows : ndarray of int
@@ -101,7 +104,8 @@ class ColumnGeneration:
         self.rows = np.zeros(0, np.int64)
         self.active = np.zeros(self.group.size, bool)  # the experts with a row
         self.dual = True  # rows were added since the last solve: dual simplex, else primal
-        self.pool_y = self.pool_f = None  # the pool (internal points and values)
+        self.pool_y = self.pool_f = None  # the pool (internal points, scaled values)
+        self.unit = None
 
     def _vals(self, Y, Fy, lam):
         """The experts' values on the mixture and the group minima."""
@@ -147,14 +151,19 @@ class ColumnGeneration:
         self.columns = self.columns[keep]
 
     def solve(self):
-        """Solve the restricted LP from the previous basis (a ``RuntimeError`` if HiGHS does
-        not find its optimum); its weights, value, ``v`` and the
-        normalised row duals :math:`\\pi` (one distribution over the active experts of each
-        group)."""
+        """Solve the restricted LP from the previous basis (once more from scratch if that
+        fails; a ``RuntimeError`` if HiGHS does not find its optimum within 50 pivots per
+        row and column); its weights, value, ``v`` and the normalised row duals
+        :math:`\\pi` (one distribution over the active experts of each group)."""
         h = self.h
         h.setOptionValue("simplex_strategy", 1 if self.dual else 4)
+        # a bound on the pivots (HiGHS can cycle on degenerate LPs), deterministic
+        h.setOptionValue("simplex_iteration_limit", 50 * (h.getNumRow() + h.getNumCol()))
         self.dual = False
         h.run()
+        if h.getModelStatus() != self.highspy.HighsModelStatus.kOptimal:
+            h.clearSolver()  # the warm start failed (seen on degenerate LPs): start afresh
+            h.run()
         if h.getModelStatus() != self.highspy.HighsModelStatus.kOptimal:
             raise RuntimeError("the reweighting LP failed: "
                                f"{h.modelStatusToString(h.getModelStatus())}")
@@ -179,9 +188,12 @@ class ColumnGeneration:
         their values ``Fit`` (internal) and ``FXit`` (original), fewer if ``stop()`` turns
         true; returns the best mixture ``(Y, Fy, Fx, weights, report)``."""
         dom, T = self.dom, Yit.shape[0]
+        if self.unit is None:
+            top = float(np.abs(Fit).max(initial=0.0))
+            self.unit = 1.0 / top if 0.0 < top < np.inf else 1.0
         # the pool: the points generated so far, then the iterates
-        self.pool_y, self.pool_f = np.vstack([self.G[0], Yit]), np.vstack([self.G[1], Fit])
-        pX = np.vstack([self.G[2], FXit])
+        pF, pX = np.vstack([self.G[1], Fit]), np.vstack([self.G[2], FXit])
+        self.pool_y, self.pool_f = np.vstack([self.G[0], Yit]), pF * self.unit
         ng0 = self.G[0].shape[0]
         if self.columns.size == 0:
             start = ng0 + np.unique(np.linspace(0, T - 1, min(50, T)).astype(np.int64))
@@ -201,7 +213,7 @@ class ColumnGeneration:
             if best is None or gap < best[0]:
                 keep = lam > 0
                 best = (gap, cols[keep], lam[keep])
-            if gap <= tol:
+            if gap <= tol * self.unit:
                 break
             scale = 1e-12 * (1.0 + abs(val))
             new = np.flatnonzero(~self.active & (vals < v[self.group] - scale))
@@ -222,8 +234,7 @@ class ColumnGeneration:
                 add = add[red[add] < -scale]
             if new.size == 0:  # the good-enough response to phi*: a fixed point
                 y = np.empty(dom.dy)
-                res = _k.fixed_point(K, c, dom.interior(), 1e-9, dom.off, dom.kind,
-                                     not dom.box, y)
+                res = dom.solve_fixed_point(K, c, not dom.box, y)
                 fx = self.problem.F(dom.to_x(y))
                 self.fp_res = max(self.fp_res, res)
                 k = self.G[0].shape[0]
@@ -231,8 +242,8 @@ class ColumnGeneration:
                 self.G = (np.vstack([self.G[0], y]), np.vstack([self.G[1], fy]),
                           np.vstack([self.G[2], fx]))
                 self.pool_y = np.vstack([self.pool_y[:k], y, self.pool_y[k:]])
-                self.pool_f = np.vstack([self.pool_f[:k], fy, self.pool_f[k:]])
-                pX = np.vstack([pX[:k], fx, pX[k:]])
+                self.pool_f = np.vstack([self.pool_f[:k], fy * self.unit, self.pool_f[k:]])
+                pF, pX = np.vstack([pF[:k], fy, pF[k:]]), np.vstack([pX[:k], fx, pX[k:]])
                 s_pool = np.einsum("kj,kj->k", self.pool_f, self.pool_y)
                 self.columns = np.where(self.columns >= k, self.columns + 1, self.columns)
                 best = (best[0], np.where(best[1] >= k, best[1] + 1, best[1]), best[2])
@@ -243,5 +254,5 @@ class ColumnGeneration:
                 self._add_cols(add)
         # the next call's pool has the same generated points first, then the iterates
         idx, lam = best[1], best[2]
-        Y, Fy, Fx = self.pool_y[idx], self.pool_f[idx], pX[idx]
+        Y, Fy, Fx = self.pool_y[idx], pF[idx], pX[idx]
         return Y, Fy, Fx, lam, report(dom, Y, Fy, Fx, lam, self.ce)

@@ -18,7 +18,23 @@ import numpy as np
 from ..sets import Polytope, ProductOfSimplices, Simplex
 from . import _evi_kernels as _k
 
-__all__ = ["EVIDomain", "deviation_lp"]
+__all__ = ["EVIDomain", "deviation_lp", "block_experts"]
+
+
+def block_experts(off, pairs):
+    r"""The experts :math:`y \mapsto y_b e_a` (:math:`a` in block :math:`i`) of the linear maps
+    from block :math:`j` into block :math:`i` of a product of simplices with block offsets
+    ``off``, one group per column :math:`b` of block :math:`j`, for the blocks ``(i, j)`` in
+    ``pairs``: integer arrays ``group, p, q`` (one entry per expert, grouped contiguously)
+    and the index in ``pairs`` of each group."""
+    ps, qs, pair = [], [], []
+    for k, (i, j) in enumerate(pairs):
+        for b in range(off[j], off[j + 1]):
+            ps.append(np.arange(off[i], off[i + 1]))
+            qs.append(np.full(off[i + 1] - off[i], b))
+            pair.append(k)
+    group = np.repeat(np.arange(len(ps)), [a.size for a in ps])
+    return group, np.concatenate(ps), np.concatenate(qs), np.array(pair, dtype=np.int64)
 
 
 def deviation_lp(A, b, M, Fbar):
@@ -150,6 +166,14 @@ class EVIDomain:
             return (X - self.lower) / (self.upper - self.lower)
         return X / self.radius
 
+    def clip(self, y):
+        """Internal coordinates with rounding errors removed (a new array): clipped to the
+        unit box, or nonnegative blocks summing to one."""
+        if self.box:
+            return np.clip(y, 0.0, 1.0)
+        y = np.maximum(y, 0.0)
+        return y / np.repeat(np.add.reduceat(y, self.off[:-1]), np.diff(self.off))
+
     def f_to_y(self, Fx):
         """Operator values in internal coordinates, ``Fx @ T``."""
         return Fx @ self.T
@@ -199,21 +223,48 @@ class EVIDomain:
         Ky = K * s[None, :] / s[:, None]
         cy = (c + K @ self.shift - self.shift) / s
         y = np.empty(self.dy)
-        _k.fixed_point(np.ascontiguousarray(Ky), cy, self.interior(), 1e-9, self.off, self.kind,
-                       False, y)
+        self.solve_fixed_point(np.ascontiguousarray(Ky), cy, False, y)
         return self.to_x(y)
+
+    def solve_fixed_point(self, K, c, blockdiag, y):
+        r"""``y`` <- the fixed point of :math:`y \mapsto K y + c` in internal coordinates by
+        the perturbed solve of the compiled loop (one solve per diagonal block when
+        ``blockdiag``); returns its residual."""
+        d = self.dy
+        return _k.fixed_point(K, c, self.interior(), _k.DELTA, self.off, self.kind,
+                              blockdiag, np.empty((d, d)), np.empty(d + 5, np.int32), y)
 
     # -- gaps ------------------------------------------------------------------------------
 
     def closed_gaps(self, Y, Fy, w):
-        """(3, nblocks) array of per-block gaps (computed by the compiled ``gaps`` kernel), internal
-        coordinates, weights ``w`` (any positive scale)."""
-        M = np.ascontiguousarray((Fy * w[:, None]).T @ Y)
-        Fbar = w @ Fy
-        s = float(np.einsum("k,kj,kj->", w, Fy, Y))
-        out = np.empty((3, self.nblocks))
-        _k.gaps(self.kind, self.off, M, Fbar, s, float(w.sum()), out)
-        return out
+        """(3, nblocks) array of per-block gaps (:meth:`gaps`) of the mixture of the points
+        ``Y`` with operator values ``Fy`` (internal coordinates) and weights ``w`` (any
+        positive scale)."""
+        M = (Fy * w[:, None]).T @ Y
+        return self.gaps(M, w @ Fy, float(np.einsum("k,kj,kj->", w, Fy, Y)), float(w.sum()))
+
+    def gaps(self, M, Fbar, s, W):
+        r"""Closed-form gaps of a mixture from its sums (internal coordinates)
+        :math:`M = \sum_k w_k f_k y_k^\top`, :math:`\bar F = \sum_k w_k f_k`,
+        :math:`s = \sum_k w_k \langle f_k, y_k\rangle` and total weight :math:`W`.
+
+        Returns a (3, nblocks) array. Product of simplices: rows Phi_LIN (ALCE), per-block
+        linear (CE) and constant (CCE) gaps of each block :math:`i`,
+        :math:`s_i - \min_j \sum_b \min_a M_{ij}[a,b]`, the term :math:`j = i` and
+        :math:`s_i - \min_a \bar F_i[a]`. Box: Phi_LIN twice, then the constant gap.
+        """
+        if self.box:
+            lin = np.minimum(np.minimum(Fbar, 0.0),
+                             np.minimum(M.min(axis=1, initial=0.0),
+                                        (Fbar[:, None] - M).min(axis=1, initial=0.0))).sum()
+            con = np.minimum(Fbar, 0.0).sum()
+            return np.array([[s - lin], [s - lin], [s - con]]) / W
+        starts = self.off[:-1]
+        # G[i, j] = sum over columns b of block j of the least M[a, b] over rows a of block i
+        G = np.add.reduceat(np.minimum.reduceat(M, starts, axis=0), starts, axis=1)
+        si = np.add.reduceat(np.diagonal(M), starts)
+        return np.vstack([si - G.min(axis=1), si - np.diagonal(G),
+                          si - np.minimum.reduceat(Fbar, starts)]) / W
 
     def lp_gaps(self, X, Fx, w):
         """``(Gap_LIN, Gap_CON)`` in original coordinates by the LP of Thm D.1 and an LP over X."""
@@ -239,6 +290,9 @@ class EVIDomain:
         import scipy.sparse as sp
         from scipy.optimize import linprog
 
+        top = float(np.abs(Fy).max(initial=0.0))
+        if 0.0 < top < np.inf:  # HiGHS's tolerances are absolute; the weights are scale-free
+            Fy = Fy / top
         T = Y.shape[0]
         s = np.einsum("kj,kj->k", Fy, Y)
         if self.lift:
@@ -322,14 +376,8 @@ class EVIDomain:
             alpha = np.tile(np.concatenate([[0.0, 1.0], np.zeros(d), np.ones(d)]), d)
             beta = np.tile(np.concatenate([[0.0, 0.0], np.ones(d), -np.ones(d)]), d)
             return np.repeat(j, 2 * d + 2), p, q, alpha, beta, d
-        ps, qs = [], []
-        for i in range(self.off.shape[0] - 1):
-            lo, hi = self.off[i], self.off[i + 1]
-            for b in range(lo, hi):
-                ps.append(np.arange(lo, hi))
-                qs.append(np.full(hi - lo, b))
-        q = np.concatenate(qs)
-        return q.copy(), np.concatenate(ps), q, np.zeros(q.size), np.ones(q.size), d
+        group, p, q, _ = block_experts(self.off, [(i, i) for i in range(self.nblocks)])
+        return group, p, q, np.zeros(q.size), np.ones(q.size), d
 
     # -- full-dimensional description (for the ellipsoid) -----------------------------------
 

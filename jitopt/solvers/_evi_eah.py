@@ -8,6 +8,7 @@ import numpy as np
 
 from .._core.result import OptimizeResult, Status
 from ..sets import Polytope
+from . import _evi_kernels as _k
 from ._evi_gap import closed_report, no_mixture
 
 __all__ = ["eah"]
@@ -86,7 +87,7 @@ def eah(problem, dom, tol, maxiter, max_time, check_every, monitor):
 
 def _fixed_point_full(K, c, zc):
     """Fixed point of a self-map of a full-dimensional polytope (perturbed solve)."""
-    delta = 1e-9
+    delta = _k.DELTA
     d = K.shape[0]
     return np.linalg.solve(np.eye(d) - (1 - delta) * K, (1 - delta) * c + delta * zc)
 

@@ -1,32 +1,48 @@
-r"""Numba kernels of the EVI solver: regret learners over affine deviations, fixed points,
-structured operators and the closed-form gaps.
+r"""Numba kernels of the EVI solver: the regret learners over affine deviations, the fixed
+points and the compiled loop.
 
 Internal coordinates. Every closed-form domain is handled in coordinates ``y`` in which it is
-either a product of standard simplices (``KIND_PRODUCT``; one block for a simplex) or the unit
-box :math:`[0, 1]^d` (``KIND_BOX``); the original point is ``x = shift + scale * y`` and the
-operator in ``y`` coordinates is ``scale * F(x)``, so inner products, and hence all gaps, are
-the same in both coordinate systems.
+either a product of standard simplices (``KIND_PRODUCT``; one block for a simplex or the
+vertices of a polytope) or the unit box :math:`[0, 1]^d` (``KIND_BOX``); the original point
+is ``x = shift + T y`` and the operator in ``y`` coordinates is ``T^T F(x)``, so inner
+products, and hence all gaps, are the same in both coordinate systems.
 
-Learner state (all 1-D float arrays so that every kernel has a single specialization):
+The learners: one simplex learner per group of *experts* (the groups of
+:meth:`~jitopt.solvers._evi_domains.EVIDomain.experts`). ``KIND_BOX``: group :math:`r` is
+row :math:`r` of the map, over the :math:`2d + 2` experts :math:`0, 1, y_j, 1 - y_j`.
+``KIND_PRODUCT``: expert :math:`e` is the map :math:`y \mapsto y_{q_e} e_{p_e}`, one group per
+column :math:`q` of a block :math:`S_{ij}` of the map, so :math:`K_{p_e q_e} = \pi_e` and the
+expert's loss in a round is :math:`f_{p_e} y_{q_e}`. With all affine deviations on a product
+of simplices (the regret circuit of Fujii's lemma) the group of a column of :math:`S_{ij}` is
+scaled by the strategy of its *source* expert ``src[g]``, the entry :math:`\lambda_{ij}` of
+the learner :math:`\lambda_i` (groups after the first ``ip[I_NS]``), whose loss is
+:math:`\langle f_i, S_{ij} y_j\rangle`.
 
-* ``Q``: the regrets of the column learners. ``KIND_PRODUCT``: the learner of column ``b`` of
-  the block ``S_ij`` (an ``m_i``-simplex) is ``Q[poff[i*n+j] + b*m_i : ... + m_i]``.
-  ``KIND_BOX``: the learner of row ``r`` is ``Q[r*k : (r+1)*k]`` over the ``k = 2d + 2`` experts
-  ``0, 1, y_0..y_{d-1}, 1-y_0..1-y_{d-1}``.
-* ``Ql``: the source learners ``lambda_i`` (``KIND_PRODUCT`` with all deviations, ``n x n``).
-* ``P``, ``Pl``: the last instantaneous regrets (the predictions of predictive RM+).
-* ``S``: the current strategies, laid out like ``Q`` (``Sl`` like ``Ql``).
+State: ``Q`` the regrets, ``P`` the last instantaneous regrets (the predictions of predictive
+RM+), ``S`` the strategies, one entry per expert (the source experts last); ``aux[0]`` the sum
+of the squared regret ranges (the Hedge step).
 
-Integer parameters ``ip``: kind, alce (0/1), learner, n, d, op_kind, weighting, round counter.
+Integer parameters ``ip``: kind, learner, groups with a map (the others are sources),
+block-diagonal maps (0/1), largest group, operator kind, weighting, round counter.
 """
 
+import llvmlite.binding as ll
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import get_cython_function_address
 
 from ..problems._vi import normal_form_operator
 
+# LAPACK's dgesv from SciPy, called by symbol name (so the kernels stay cacheable): cheaper
+# to compile than Numba's np.linalg.solve, and faster on the small systems of the fixed points
+ll.add_symbol("jitopt_evi_dgesv", get_cython_function_address("scipy.linalg.cython_lapack",
+                                                              "dgesv"))
+_dgesv = types.ExternalFunction("jitopt_evi_dgesv", types.void(*([types.voidptr] * 8)))
+
 KIND_PRODUCT = 0
 KIND_BOX = 1
+
+DELTA = 1e-9  # the perturbation of the fixed points
 
 LEARNER_RMP = 0  # regret matching+
 LEARNER_PRMP = 1  # predictive regret matching+
@@ -37,218 +53,99 @@ OP_AFFINE = 0  # F(x) = A x + b
 OP_NORMAL_FORM = 1  # F_i(x) = -grad_{x_i} u_i(x), payoff tensors flattened row-major
 
 # indices into ip
-I_KIND, I_ALCE, I_LEARNER, I_N, I_D, I_OP, I_WEIGHT, I_T = range(8)
+I_KIND, I_LEARNER, I_NS, I_BLOCKDIAG, I_KMAX, I_OP, I_WEIGHT, I_T = range(8)
 
-
-# --------------------------------------------------------------------------------------
-# simplex learners
-# --------------------------------------------------------------------------------------
 
 @njit(cache=True)
-def _play(q, p, lo, k, learner, eta, out, olo):
-    """Strategy of one simplex learner (regrets ``q[lo:lo+k]``) into ``out[olo:olo+k]``."""
-    if learner == LEARNER_HEDGE:
-        qmax = -np.inf
-        for a in range(k):
-            qmax = max(qmax, q[lo + a])
+def propose(ip, gstart, p, q, src, Q, P, S, aux, K, c):
+    """The learners' strategies ``S`` and their affine map ``(K, c)``."""
+    learner = ip[I_LEARNER]
+    eta = 0.0
+    if learner == LEARNER_HEDGE:  # sqrt(log k / sum of squared regret ranges), scale-free
+        eta = np.sqrt(2.0 * np.log(max(ip[I_KMAX], 2)) / max(aux[0], 1e-300))
+    predict = 1.0 if learner == LEARNER_PRMP else 0.0
+    for g in range(gstart.shape[0] - 1):
+        lo, hi = gstart[g], gstart[g + 1]
         s = 0.0
-        for a in range(k):
-            v = np.exp(eta * (q[lo + a] - qmax))
-            out[olo + a] = v
-            s += v
-        for a in range(k):
-            out[olo + a] /= s
-        return
-    s = 0.0
-    for a in range(k):
-        v = q[lo + a]
-        if learner == LEARNER_PRMP:
-            v += p[lo + a]
-        v = max(v, 0.0)
-        out[olo + a] = v
-        s += v
-    if s > 0.0:
-        for a in range(k):
-            out[olo + a] /= s
-    else:
-        for a in range(k):
-            out[olo + a] = 1.0 / k
-
-
-@njit(cache=True)
-def _learn(q, p, lo, k, learner, w, wlo, loss, weight):
-    """Feed the expert losses ``loss[0:k]`` (scaled by ``weight``) to one simplex learner
-    that played ``w[wlo:wlo+k]``; return the largest instantaneous regret magnitude."""
-    played = 0.0
-    for a in range(k):
-        played += w[wlo + a] * loss[a]
-    big = 0.0
-    for a in range(k):
-        r = weight * (played - loss[a])
-        big = max(big, abs(r))
         if learner == LEARNER_HEDGE:
-            q[lo + a] += r
+            qmax = -np.inf
+            for e in range(lo, hi):
+                qmax = max(qmax, Q[e])
+            for e in range(lo, hi):
+                S[e] = np.exp(eta * (Q[e] - qmax))
+                s += S[e]
         else:
-            q[lo + a] = max(q[lo + a] + r, 0.0)
-            p[lo + a] = r
-    return big
-
-
-@njit(cache=True)
-def _eta(learner, aux, kmax):
-    """Hedge step sqrt(log k / sum of squared regret ranges) (scale-free)."""
-    if learner != LEARNER_HEDGE:
-        return 0.0
-    return np.sqrt(2.0 * np.log(max(kmax, 2)) / max(aux[0], 1e-300))
-
-
-# --------------------------------------------------------------------------------------
-# propose: strategies -> affine map (K, c) -> fixed point y
-# --------------------------------------------------------------------------------------
-
-@njit(cache=True)
-def propose(ip, off, poff, Q, P, Ql, Pl, S, Sl, aux, K, c, u, delta, y):
-    """One round's proposal: the learners' map ``(K, c)`` and its fixed point ``y``.
-
-    Returns the fixed-point residual ``max |K y + c - y|`` after cleaning ``y`` into the
-    domain.
-    """
-    kind, alce, learner, n, d = ip[I_KIND], ip[I_ALCE], ip[I_LEARNER], ip[I_N], ip[I_D]
-    K[:, :] = 0.0
-    c[:] = 0.0
-    if kind == KIND_PRODUCT:
-        kmax = 1
-        for i in range(n):
-            kmax = max(kmax, off[i + 1] - off[i])
-        kmax = max(kmax, n)
-        eta = _eta(learner, aux, kmax)
-        for i in range(n):
-            mi = off[i + 1] - off[i]
-            if alce:
-                _play(Ql, Pl, i * n, n, learner, eta, Sl, i * n)
-            for j in range(n):
-                if not alce and j != i:
-                    continue
-                lam = Sl[i * n + j] if alce else 1.0
-                mj = off[j + 1] - off[j]
-                for b in range(mj):
-                    lo = poff[i * n + j] + b * mi
-                    _play(Q, P, lo, mi, learner, eta, S, lo)
-                    for a in range(mi):
-                        K[off[i] + a, off[j] + b] = lam * S[lo + a]
-    else:
-        k = 2 * d + 2
-        eta = _eta(learner, aux, k)
+            for e in range(lo, hi):
+                S[e] = max(Q[e] + predict * P[e], 0.0)
+                s += S[e]
+        if s > 0.0:
+            for e in range(lo, hi):
+                S[e] /= s
+        else:
+            for e in range(lo, hi):
+                S[e] = 1.0 / (hi - lo)
+    d = K.shape[0]
+    if ip[I_KIND] == KIND_BOX:  # row r: the experts 0, 1, y_j, 1 - y_j
         for r in range(d):
-            lo = r * k
-            _play(Q, P, lo, k, learner, eta, S, lo)
+            lo = gstart[r]
             c[r] = S[lo + 1]
             for j in range(d):
                 K[r, j] = S[lo + 2 + j] - S[lo + 2 + d + j]
                 c[r] += S[lo + 2 + d + j]
-    blockdiag = kind == KIND_PRODUCT and not alce
-    return fixed_point(K, c, u, delta, off, kind, blockdiag, y)
-
-
-@njit(cache=True)
-def fixed_point(K, c, u, delta, off, kind, blockdiag, y):
-    r"""Fixed point of ``y -> K y + c`` in the domain by the perturbed solve
-    :math:`(I - (1-\delta)K) y = (1-\delta)c + \delta u` (``u`` an interior point), cleaned into
-    the domain; returns the residual ``max |K y + c - y|``."""
-    d = K.shape[0]
-    if blockdiag:
-        n = off.shape[0] - 1
-        for i in range(n):
-            lo, hi = off[i], off[i + 1]
-            m = hi - lo
-            Mb = np.empty((m, m))
-            rhs = np.empty(m)
-            for a in range(m):
-                for b in range(m):
-                    Mb[a, b] = -(1.0 - delta) * K[lo + a, lo + b]
-                Mb[a, a] += 1.0
-                rhs[a] = (1.0 - delta) * c[lo + a] + delta * u[lo + a]
-            y[lo:hi] = np.linalg.solve(Mb, rhs)
-    else:
-        Mb = -(1.0 - delta) * K
-        for a in range(d):
-            Mb[a, a] += 1.0
-        rhs = (1.0 - delta) * c + delta * u
-        y[:] = np.linalg.solve(Mb, rhs)
-    clean(kind, off, y)
-    res = 0.0
-    for a in range(d):
-        v = c[a] - y[a]
-        for b in range(d):
-            v += K[a, b] * y[b]
-        res = max(res, abs(v))
-    return res
-
-
-@njit(cache=True)
-def clean(kind, off, y):
-    """Clip rounding errors: nonnegative blocks summing to one, or the unit box."""
-    if kind == KIND_BOX:
-        for a in range(y.shape[0]):
-            y[a] = min(max(y[a], 0.0), 1.0)
         return
-    for i in range(off.shape[0] - 1):
-        s = 0.0
-        for a in range(off[i], off[i + 1]):
-            y[a] = max(y[a], 0.0)
-            s += y[a]
-        for a in range(off[i], off[i + 1]):
-            y[a] /= s
+    for a in range(d):
+        c[a] = 0.0
+        for b in range(d):
+            K[a, b] = 0.0
+    for g in range(ip[I_NS]):
+        w = 1.0 if src[g] < 0 else S[src[g]]
+        for e in range(gstart[g], gstart[g + 1]):
+            K[p[e], q[e]] += w * S[e]
 
-
-# --------------------------------------------------------------------------------------
-# observe: feed the loss (K, c) -> <f, K y + c> to the learners, accumulate the sums
-# --------------------------------------------------------------------------------------
 
 @njit(cache=True)
-def observe(ip, off, poff, Q, P, Ql, Pl, S, Sl, aux, y, f, M, Fbar, sacc):
+def observe(ip, gstart, p, q, src, Q, P, S, aux, loss, y, f, M, Fbar, sacc):
     """Update the learners with the operator value ``f`` at ``y`` and add the round (weight 1
     or ``t``) to the running sums ``M += w f y^T``, ``Fbar += w f``, ``sacc[0] += w <f, y>``,
-    ``sacc[1] += w``; advances the round counter ``ip[I_T]``."""
-    kind, alce, learner, n, d = ip[I_KIND], ip[I_ALCE], ip[I_LEARNER], ip[I_N], ip[I_D]
+    ``sacc[1] += w``; advances the round counter ``ip[I_T]``. ``loss`` is scratch space of
+    one entry per expert."""
     ip[I_T] += 1
-    t = ip[I_T]
-    weight = float(t) if ip[I_WEIGHT] == 1 else 1.0
-    big = 0.0
-    if kind == KIND_PRODUCT:
-        mmax = 1
-        for i in range(n):
-            mmax = max(mmax, off[i + 1] - off[i])
-        loss = np.empty(mmax)
-        srcloss = np.empty(n)
-        for i in range(n):
-            mi = off[i + 1] - off[i]
-            for j in range(n):
-                if not alce and j != i:
-                    continue
-                mj = off[j + 1] - off[j]
-                src = 0.0  # <f_i, S_ij y_j>, the source loss of lambda_i
-                for b in range(mj):
-                    lo = poff[i * n + j] + b * mi
-                    yb = y[off[j] + b]
-                    for a in range(mi):
-                        loss[a] = yb * f[off[i] + a]
-                        src += S[lo + a] * loss[a]
-                    big = max(big, _learn(Q, P, lo, mi, learner, S, lo, loss, weight))
-                srcloss[j] = src
-            if alce:
-                big = max(big, _learn(Ql, Pl, i * n, n, learner, Sl, i * n, srcloss, weight))
-    else:
-        k = 2 * d + 2
-        loss = np.empty(k)
-        for r in range(d):
-            fr = f[r]
-            loss[0] = 0.0
-            loss[1] = fr
+    weight = float(ip[I_T]) if ip[I_WEIGHT] == 1 else 1.0
+    ns = ip[I_NS]
+    for e in range(gstart[ns], gstart[gstart.shape[0] - 1]):
+        loss[e] = 0.0  # the source experts: <f_i, S_ij y_j>
+    d = y.shape[0]
+    for g in range(ns):
+        lo, hi = gstart[g], gstart[g + 1]
+        if ip[I_KIND] == KIND_BOX:  # row g: the experts 0, 1, y_j, 1 - y_j
+            loss[lo] = 0.0
+            loss[lo + 1] = f[g]
             for j in range(d):
-                loss[2 + j] = fr * y[j]
-                loss[2 + d + j] = fr * (1.0 - y[j])
-            big = max(big, _learn(Q, P, r * k, k, learner, S, r * k, loss, weight))
+                loss[lo + 2 + j] = f[g] * y[j]
+                loss[lo + 2 + d + j] = f[g] * (1.0 - y[j])
+        else:
+            for e in range(lo, hi):
+                loss[e] = f[p[e]] * y[q[e]]
+        if src[g] >= 0:
+            for e in range(gstart[g], gstart[g + 1]):
+                loss[src[g]] += S[e] * loss[e]
+    big = 0.0
+    for g in range(gstart.shape[0] - 1):
+        lo, hi = gstart[g], gstart[g + 1]
+        played = 0.0
+        for e in range(lo, hi):
+            played += S[e] * loss[e]
+        if ip[I_LEARNER] == LEARNER_HEDGE:
+            for e in range(lo, hi):
+                r = weight * (played - loss[e])
+                big = max(big, abs(r))
+                Q[e] += r
+        else:
+            for e in range(lo, hi):
+                r = weight * (played - loss[e])
+                big = max(big, abs(r))
+                Q[e] = max(Q[e] + r, 0.0)
+                P[e] = r
     aux[0] += big * big
     sy = 0.0
     for a in range(d):
@@ -261,9 +158,48 @@ def observe(ip, off, poff, Q, P, Ql, Pl, S, Sl, aux, y, f, M, Fbar, sacc):
     sacc[1] += weight
 
 
-# --------------------------------------------------------------------------------------
-# structured operators and the jitted loop
-# --------------------------------------------------------------------------------------
+@njit(cache=True)
+def fixed_point(K, c, u, delta, off, kind, blockdiag, W, iw, y):
+    r"""Fixed point of ``y -> K y + c`` in the domain by the perturbed solve
+    :math:`(I - (1-\delta)K) y = (1-\delta)c + \delta u` (``u`` an interior point; one solve
+    per diagonal block when ``blockdiag``) by LAPACK's ``dgesv``, rounding errors clipped
+    (nonnegative blocks summing to one, or the unit box); returns the residual
+    ``max |K y + c - y|`` (``inf`` if LAPACK finds a system singular). Work arrays: ``W``
+    of shape (d, d) (a block in LAPACK's column-major layout, leading dimension d) and
+    ``iw`` of d + 5 int32 (n, nrhs, lda, ldb, info, then the pivots)."""
+    d = K.shape[0]
+    singular = False
+    for i in range(off.shape[0] - 1 if blockdiag else 1):
+        lo, hi = (off[i], off[i + 1]) if blockdiag else (0, d)
+        m = hi - lo
+        for a in range(m):
+            for b in range(m):
+                W[b, a] = -(1.0 - delta) * K[lo + a, lo + b]
+            W[a, a] += 1.0
+            y[lo + a] = (1.0 - delta) * c[lo + a] + delta * u[lo + a]
+        iw[0], iw[1], iw[2], iw[3] = m, 1, d, m
+        _dgesv(iw[0:].ctypes, iw[1:].ctypes, W.ctypes, iw[2:].ctypes, iw[5:].ctypes,
+               y[lo:].ctypes, iw[3:].ctypes, iw[4:].ctypes)
+        singular |= iw[4] != 0
+    if kind == KIND_BOX:  # clip rounding errors into the domain
+        for a in range(d):
+            y[a] = min(max(y[a], 0.0), 1.0)
+    else:
+        for i in range(off.shape[0] - 1):
+            s = 0.0
+            for a in range(off[i], off[i + 1]):
+                y[a] = max(y[a], 0.0)
+                s += y[a]
+            for a in range(off[i], off[i + 1]):
+                y[a] /= s
+    res = np.inf if singular else 0.0
+    for a in range(d):
+        v = c[a] - y[a]
+        for b in range(d):
+            v += K[a, b] * y[b]
+        res = max(res, abs(v))
+    return res
+
 
 @njit(cache=True)
 def operator(op_kind, A, bvec, U, off, x, out):
@@ -280,22 +216,23 @@ def operator(op_kind, A, bvec, U, off, x, out):
 
 
 @njit(cache=True)
-def run_rounds(nrounds, ip, off, poff, Q, P, Ql, Pl, S, Sl, aux, K, c, u, delta,
-               shift, Tm, A, bvec, U, xoff, M, Fbar, sacc, Y, Fv, FXv, res):
+def run_rounds(nrounds, ip, gstart, p, q, src, Q, P, S, aux, loss, K, c, u, delta, off, W,
+               iw, shift, Tm, A, bvec, U, xoff, M, Fbar, sacc, Y, Fv, FXv, res):
     """Run ``nrounds`` rounds with a structured operator (``x = shift + Tm y``, the operator
-    in internal coordinates is ``Tm^T F(x)``); round ``r`` stores its point in ``Y[r]``, its
-    operator value in ``Fv[r]`` (internal coordinates) and ``FXv[r]`` (original ones) and
-    its fixed-point residual in
-    ``res[r]``. Returns the number of rounds done: ``r < nrounds`` if ``F`` was not finite at
-    round ``r`` (that round is not fed to the learners)."""
-    dy = ip[I_D]
+    in internal coordinates is ``Tm^T F(x)``: ``A x + b`` or the normal-form game of payoffs
+    ``U`` and block offsets ``xoff``); round ``r`` stores its point in ``Y[r]``, its operator
+    value in ``Fv[r]`` (internal coordinates) and ``FXv[r]`` (original ones) and its
+    fixed-point residual in ``res[r]``. Returns the number of rounds done: ``r < nrounds``
+    if ``F`` was not finite at round ``r`` (that round is not fed to the learners)."""
+    dy = Tm.shape[1]
     dx = Tm.shape[0]
     y = np.empty(dy)
     x = np.empty(dx)
     fx = np.empty(dx)
     fy = np.empty(dy)
     for r in range(nrounds):
-        res[r] = propose(ip, off, poff, Q, P, Ql, Pl, S, Sl, aux, K, c, u, delta, y)
+        propose(ip, gstart, p, q, src, Q, P, S, aux, K, c)
+        res[r] = fixed_point(K, c, u, delta, off, ip[I_KIND], ip[I_BLOCKDIAG] == 1, W, iw, y)
         for a in range(dx):
             v = shift[a]
             for b in range(dy):
@@ -310,61 +247,10 @@ def run_rounds(nrounds, ip, off, poff, Q, P, Ql, Pl, S, Sl, aux, K, c, u, delta,
             for a in range(dx):
                 v += Tm[a, b] * fx[a]
             fy[b] = v
-        observe(ip, off, poff, Q, P, Ql, Pl, S, Sl, aux, y, fy, M, Fbar, sacc)
-        Y[r] = y
-        Fv[r] = fy
-        FXv[r] = fx
+        observe(ip, gstart, p, q, src, Q, P, S, aux, loss, y, fy, M, Fbar, sacc)
+        for a in range(dy):
+            Y[r, a] = y[a]
+            Fv[r, a] = fy[a]
+        for a in range(dx):
+            FXv[r, a] = fx[a]
     return nrounds
-
-
-# --------------------------------------------------------------------------------------
-# closed-form gaps from the sums
-# --------------------------------------------------------------------------------------
-
-@njit(cache=True)
-def gaps(kind, off, M, Fbar, s_tot, W, out):
-    r"""Closed-form gaps of the mixture with sums ``M = sum w f y^T``, ``Fbar = sum w f``,
-    ``s_tot = sum w <f, y>`` and total weight ``W``.
-
-    ``KIND_PRODUCT`` with ``n`` blocks: ``out`` has shape (3, n), rows Phi_LIN (ALCE),
-    per-block linear (CE) and constant (CCE) gaps of each block, e.g.
-    :math:`\mathrm{gap}^{ALCE}_i = s_i - \max_j \ldots = s_i - \min_j \sum_b \min_a M_{ij}[a,b]`.
-    ``KIND_BOX``: ``out`` has shape (3, 1): Phi_LIN, Phi_LIN, constant.
-    """
-    if kind == KIND_BOX:
-        d = M.shape[0]
-        lin = 0.0
-        con = 0.0
-        for r in range(d):
-            m = min(0.0, Fbar[r])
-            con += m
-            for j in range(d):
-                m = min(m, M[r, j], Fbar[r] - M[r, j])
-            lin += m
-        out[0, 0] = (s_tot - lin) / W
-        out[1, 0] = out[0, 0]
-        out[2, 0] = (s_tot - con) / W
-        return
-    n = off.shape[0] - 1
-    for i in range(n):
-        si = 0.0
-        for a in range(off[i], off[i + 1]):
-            si += M[a, a]
-        best = np.inf
-        ce = 0.0
-        for j in range(n):
-            v = 0.0
-            for b in range(off[j], off[j + 1]):
-                m = np.inf
-                for a in range(off[i], off[i + 1]):
-                    m = min(m, M[a, b])
-                v += m
-            best = min(best, v)
-            if j == i:
-                ce = v
-        cmin = np.inf
-        for a in range(off[i], off[i + 1]):
-            cmin = min(cmin, Fbar[a])
-        out[0, i] = (si - best) / W
-        out[1, i] = (si - ce) / W
-        out[2, i] = (si - cmin) / W
