@@ -88,13 +88,21 @@ def _box_l1(lo, hi, idx, z, r, out):
             nf += 1
         else:
             c += abs(_clip(v, lj, hj))
+    exact = False
     if nf > 0:
         tt = (r - c - sw) / nf
-        if b <= tt <= a:
-            t = tt
+        exact = b <= tt <= a
+    # a free entry is (|z_j| - zmax) + tt = (|z_j| - zmax - sw / nf) + (r - c) / nf: written
+    # so, it carries the rounding of the free entries' spread, not of zmax (exact when one
+    # entry is free)
     for j in range(m):
         v = max((abs(z[j]) - zmax) + t, 0.0) * np.sign(z[j])
-        out[j] = _clip(v, lo[idx[j]], hi[idx[j]])
+        lj, hj = lo[idx[j]], hi[idx[j]]
+        if exact and v != 0.0 and lj < v < hj:
+            v = (((abs(z[j]) - zmax) - sw / nf) + (r - c) / nf) * np.sign(z[j])
+        elif exact:
+            v = max((abs(z[j]) - zmax) + tt, 0.0) * np.sign(z[j])
+        out[j] = _clip(v, lj, hj)
 
 
 @njit(cache=True)
