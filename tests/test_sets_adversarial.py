@@ -293,11 +293,13 @@ def test_sets_in_dimension_zero(name):
         assert res.success and res.x.shape == (0,) and res.gap == 0.0
 
 
-def test_l1_projection_keeps_the_free_entries_precise_at_large_inputs():
-    # inputs of 1e8 whose largest entry is clipped by the box: the one free entry used to
-    # carry the rounding of 1e8 (an l1 norm 3e-9 above the radius, outside the set)
+@pytest.mark.parametrize("seed, scale", [(34623, 1e8), (135, 1e20)])
+def test_l1_projection_stays_in_the_ball_at_large_inputs(seed, scale):
+    # the largest input clipped by the box, the others far above the radius: at 1e8 the one
+    # free entry used to carry the rounding of 1e8 (an l1 norm 3e-9 above the radius); at
+    # 1e20 the threshold's bracket is one ulp wide and its midpoint gave a norm of 2.3
     cset = FAMILIES["Box & L1Ball"](1.0)
-    z = np.random.default_rng(34623).standard_normal(6) * 1e8
+    z = np.random.default_rng(seed).standard_normal(6) * scale
     x = cset.project(z)
     assert np.abs(x).sum() <= 0.8 and cset.contains(x, tol=1e-12)
     np.testing.assert_allclose(cset.project(x), x, rtol=0, atol=1e-15)

@@ -92,6 +92,8 @@ def _box_l1(lo, hi, idx, z, r, out):
     if nf > 0:
         tt = (r - c - sw) / nf
         exact = b <= tt <= a
+    if not exact:  # the bracket's feasible end: at inputs far above the set's scale the
+        t = b      # bracket is one ulp of zmax wide and its midpoint may lie outside the ball
     # a free entry is (|z_j| - zmax) + tt = (|z_j| - zmax - sw / nf) + (r - c) / nf: written
     # so, it carries the rounding of the free entries' spread, not of zmax (exact when one
     # entry is free)
