@@ -26,18 +26,23 @@ Integer parameters ``ip``: kind, learner, groups with a map (the others are sour
 block-diagonal maps (0/1), largest group, operator kind, weighting, round counter.
 """
 
+import ctypes
+
 import llvmlite.binding as ll
 import numpy as np
-from numba import njit, types
+from numba import config, njit, types
 from numba.extending import get_cython_function_address
 
 from ..problems._vi import normal_form_operator
 
 # LAPACK's dgesv from SciPy, called by symbol name (so the kernels stay cacheable): cheaper
 # to compile than Numba's np.linalg.solve, and faster on the small systems of the fixed points
-ll.add_symbol("jitopt_evi_dgesv", get_cython_function_address("scipy.linalg.cython_lapack",
-                                                              "dgesv"))
-_dgesv = types.ExternalFunction("jitopt_evi_dgesv", types.void(*([types.voidptr] * 8)))
+_DGESV = get_cython_function_address("scipy.linalg.cython_lapack", "dgesv")
+if config.DISABLE_JIT:  # the kernels as plain Python: the same call through ctypes
+    _dgesv = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 8)(_DGESV)
+else:
+    ll.add_symbol("jitopt_evi_dgesv", _DGESV)
+    _dgesv = types.ExternalFunction("jitopt_evi_dgesv", types.void(*([types.voidptr] * 8)))
 
 KIND_PRODUCT = 0
 KIND_BOX = 1
