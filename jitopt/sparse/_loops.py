@@ -39,7 +39,7 @@ def python_loop(run, w, f, g, eta):
     """Iterate from ``(w, f(w), g(w))`` with the first step ``eta``; ``run`` holds the
     operator ``op``, the ``oracle``, the ``monitor`` and the limits. Returns a namespace
     with ``status, message, nit, eta, best = (f, w, g, iteration), n_increases``."""
-    from ..solvers._line_search import backtracking  # (imports every solver: only here)
+    from ..solvers._line_search import backtracking  # (jitopt.solvers loads every solver)
 
     op, oracle, monitor = run.op, run.oracle, run.monitor
     nit = n_increases = 0

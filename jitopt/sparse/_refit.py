@@ -111,8 +111,8 @@ def refit_on_support(problem, op, x, variant, eta, maxiter):
     squares works on the :math:`|S|\times|S|` Gram block (no oracle call but one cost
     evaluation of the result): without constraint by NumPy's least squares, in a box
     exactly by the active-set solver :func:`~jitopt.sparse.box_qp`, for other sets by
-    FISTA. Other problems run FISTA with their
-    gradient (central differences of the cost on :math:`S` for the zeroth-order variant).
+    FISTA. Other problems run FISTA with their gradient (central differences of the cost
+    on :math:`S` for the zeroth-order variant).
     """
     d, p = x.shape[0], op.p
     support = np.flatnonzero(x[:p])
