@@ -41,7 +41,7 @@ def python_loop(run, w, f, g, eta):
     ``eta`` and the count ``n_increases`` as they change (for a fault result). Returns a
     namespace with ``status, message, nit, eta, best = (f, w, g, iteration),
     n_increases``."""
-    from ..solvers._line_search import backtracking  # (imports every solver: only here)
+    from ..solvers._line_search import backtracking  # local: jitopt.solvers names the sparse solvers
 
     op, oracle, monitor = run.op, run.oracle, run.monitor
     nit = n_increases = 0

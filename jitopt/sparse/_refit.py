@@ -109,10 +109,10 @@ def refit_on_support(problem, op, x, variant, eta, maxiter):
     ``op`` is the :class:`~jitopt.sparse._projection.TwoStep` of the run (its set and its
     free coordinates), ``eta`` its step (the first step of the refit is ``eta``). Least
     squares works on the :math:`|S|\times|S|` Gram block (no oracle call but one cost
-    evaluation of the result): in a box exactly, by the unconstrained least-squares fit
-    when it lies in the box and else by the active-set solver :func:`~jitopt.sparse.box_qp`;
-    for other sets by FISTA. Other problems run FISTA with their
-    gradient (central differences of the cost on :math:`S` for the zeroth-order variant).
+    evaluation of the result): without constraint by NumPy's least squares, in a box
+    exactly by the active-set solver :func:`~jitopt.sparse.box_qp`, for other sets by
+    FISTA. Other problems run FISTA with their gradient (central differences of the cost
+    on :math:`S` for the zeroth-order variant).
     """
     d, p = x.shape[0], op.p
     support = np.flatnonzero(x[:p])
@@ -121,10 +121,9 @@ def refit_on_support(problem, op, x, variant, eta, maxiter):
         args = op.args
         if args[2] is None:  # a box: the exact fit
             lo, hi = op.lower[support], op.upper[support]
-            # the unconstrained fit (minimum norm if Q is singular) when it is in the box,
-            # else the active-set solve
-            v = np.linalg.lstsq(Q, c, rcond=None)[0]
-            if not (np.all(v >= lo) and np.all(v <= hi)):
+            if np.all(lo == -np.inf) and np.all(hi == np.inf):  # least squares on S
+                v = np.linalg.lstsq(Q, c, rcond=None)[0]  # (minimum norm if Q is singular)
+            else:
                 v = np.clip(x[support], lo, hi)
                 box_qp(_sym(Q), c, lo, hi, v, 10 * support.shape[0] + 10)
             w = np.zeros(d)

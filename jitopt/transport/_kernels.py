@@ -56,12 +56,8 @@ def legendre_2d(f, out):
     pass over the array, cache-friendly, no full transpose)."""
     n0, n1 = f.shape
     work = np.empty((3, max(n0, n1)))
-    x0 = np.empty(n0)
-    x1 = np.empty(n1)
-    for i in range(n0):
-        x0[i] = (i + 0.5) / n0
-    for j in range(n1):
-        x1[j] = (j + 0.5) / n1
+    x0 = (np.arange(n0) + 0.5) / n0
+    x1 = (np.arange(n1) + 0.5) / n1
     for i in range(n0):  # the hull of a line is built before its transform is written
         legendre_line(f[i], out[i], work[0], work[1], work[2], x1)
     strip = np.empty((8, n0))
