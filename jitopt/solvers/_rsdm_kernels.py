@@ -9,6 +9,8 @@ they would cost seconds of compilation on first use and save microseconds a step
 import numpy as np
 from scipy.linalg.lapack import dgesdd, dgesv
 
+from ..manifolds._stiefel import q_factor
+
 
 def block_gradient(gb, xb):
     """Riemannian gradient at the identity of the small problem on O(r):
@@ -34,9 +36,9 @@ def block_delta(omega, eta, xb):
 
 
 def haar_frame(z):
-    """Orthonormal rows spanning the columns of the Gaussian ``z`` (n x r): ``Qᵀ``."""
-    q, _ = np.linalg.qr(z)
-    return np.ascontiguousarray(q.T)
+    """Orthonormal rows spanning the columns of the Gaussian ``z`` (n x r): ``Qᵀ``
+    (C-contiguous), Haar-distributed (R's diagonal is positive)."""
+    return q_factor(z).T
 
 
 def exact_block(lb, special):
