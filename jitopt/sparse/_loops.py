@@ -11,6 +11,7 @@ from numba import njit
 
 from .._core.result import NonFiniteOracle, Status
 from ..problems._sparse_kernels import least_squares_kernel
+from ..solvers._line_search import backtracking
 from ._kernels import iht_step
 
 __all__ = ["python_loop", "numba_loop"]
@@ -41,8 +42,6 @@ def python_loop(run, w, f, g, eta):
     ``eta`` and the count ``n_increases`` as they change (for a fault result). Returns a
     namespace with ``status, message, nit, eta, best = (f, w, g, iteration),
     n_increases``."""
-    from ..solvers._line_search import backtracking  # local: jitopt.solvers names the sparse solvers
-
     op, oracle, monitor = run.op, run.oracle, run.monitor
     nit = n_increases = 0
     best = (f, w, g, 0)
