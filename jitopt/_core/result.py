@@ -355,19 +355,9 @@ class Monitor:
         return time.perf_counter() - self.start
 
     def iteration(self, nit, x, fun, stationarity, **extra):
-        """Record iterate ``nit``; ``True`` when the callback asks to stop."""
-        self.last = (nit, x, fun, stationarity)
-        if not self.inplace and math.isfinite(fun) and (self.best is None or fun < self.best[2]):
-            self.best = self.last
-        if self.history is not None:
-            self.history.record(nit, self.elapsed(), fun, stationarity, self.counts(),
-                                tuple(extra.get(name, np.nan) for name in self.extra))
-        if self.disp and nit % self.disp_every == 0:
-            if nit == 0:
-                print(f"{'iter':>6} {'objective':>22} {'stationarity':>12} {'nfev':>7} "
-                      f"{'njev':>7}")
-            nfev, njev, _ = self.counts()
-            print(f"{nit:6d} {fun:22.15e} {stationarity:12.4e} {nfev:7d} {njev:7d}")
+        """Record iterate ``nit`` and show it to the callback; ``True`` when the callback
+        asks to stop."""
+        self.record(nit, x, fun, stationarity, **extra)
         if self.callback is None or nit == 0:  # like scipy: after each iteration only
             return False
         try:
@@ -381,6 +371,21 @@ class Monitor:
         except Exception as err:
             raise OracleError("The callback raised an exception") from err
         return False
+
+    def record(self, nit, x, fun, stationarity, **extra):
+        """Record iterate ``nit``: the last and best iterates, history and display."""
+        self.last = (nit, x, fun, stationarity)
+        if not self.inplace and math.isfinite(fun) and (self.best is None or fun < self.best[2]):
+            self.best = self.last
+        if self.history is not None:
+            self.history.record(nit, self.elapsed(), fun, stationarity, self.counts(),
+                                tuple(extra.get(name, np.nan) for name in self.extra))
+        if self.disp and nit % self.disp_every == 0:
+            if nit == 0:
+                print(f"{'iter':>6} {'objective':>22} {'stationarity':>12} {'nfev':>7} "
+                      f"{'njev':>7}")
+            nfev, njev, _ = self.counts()
+            print(f"{nit:6d} {fun:22.15e} {stationarity:12.4e} {nfev:7d} {njev:7d}")
 
     def limit_reached(self, nit, fun, stationarity):
         """The status of the first common stopping test that holds at iterate ``nit``, or

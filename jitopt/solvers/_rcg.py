@@ -3,7 +3,9 @@
 import numpy as np
 
 from .._core.registry import register_method
-from .._core.result import Monitor, Status
+from .._core.result import Status
+from .._core.run import Algorithm, State, run
+from .._core.stopping import CommonStop, Stalled, verdict
 from ..validation import check_choice, check_limits, check_real, check_rng
 from ._line_search import longest_step, manifold_line, wolfe
 
@@ -126,62 +128,69 @@ def rcg(problem, x0=None, *, beta="HS+", restart_threshold=np.inf, c1=1e-4, c2=0
     gtol, f_target, maxiter, max_time = check_limits(gtol, f_target, maxiter, max_time)
     min_step = check_real("min_step", min_step, low=0.0)
     M = problem.manifold
-    reach = longest_step(M)
     x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
+    return run(problem, ConjugateGradient(beta, restart_threshold, c1, c2, approximate,
+                                          min_step), x,
+               stop=Stalled(min_step, gtol) | CommonStop("gtol", gtol, f_target, maxiter,
+                                                         max_time),
+               callback=callback, history=history, disp=disp)
 
-    nit = n_restarts = 0
 
-    def fields(x, nit):
-        return {"n_restarts": n_restarts}
+class ConjugateGradient(Algorithm):
+    """:math:`d_{k+1} = -\operatorname{grad} f(x_{k+1}) + \beta_k \mathcal{T}(d_k)` with
+    a strong Wolfe step along :math:`d_k`; a restart along :math:`-\operatorname{grad} f`
+    when :math:`d_k` is not a descent direction or its search fails."""
 
-    monitor = Monitor(problem, callback, history, disp, extra=("step", "beta"), x0=x,
-                      fields=fields, gtol=gtol, f_target=f_target, maxiter=maxiter,
-                      max_time=max_time, min_step=min_step)
-    f, eg = problem.cost_and_egrad(x)
-    g = M.euclidean_to_riemannian_gradient(x, eg)
-    gnorm = M.norm(x, g)
-    d = -g
-    t_prev, slope_prev = (1.0 / gnorm if gnorm > 0 else 1.0), None
+    columns = ("step", "beta")
 
-    def stop(status):
-        return monitor.result(x, f, gnorm, nit, status, **fields(x, nit))
+    def __init__(self, beta, restart_threshold, c1, c2, approximate, min_step):
+        self.beta, self.restart_threshold = beta, restart_threshold
+        self.c1, self.c2, self.approximate, self.min_step = c1, c2, approximate, min_step
+        self.n_restarts = 0
 
-    if monitor.iteration(0, x, f, gnorm):
-        return stop(Status.CALLBACK)
-    while True:
-        status = monitor.limit_reached(nit, f, gnorm)
-        if status is not None:
-            return stop(status)
+    def fields(self, x, nit):
+        return {"n_restarts": self.n_restarts}
 
-        slope = M.inner_product(x, g, d)
-        steepest = False
-        if not (slope < -1e-12 * gnorm * M.norm(x, d)):
-            d, slope, steepest = -g, -gnorm * gnorm, True
-            n_restarts += 1
-        t0 = t_prev if slope_prev is None else t_prev * slope_prev / slope
-        t, out, _ = wolfe(manifold_line(problem, x, d), f, slope, t0, c1=c1, c2=c2,
-                          strong=True, approximate=approximate,
-                          max_step=reach / M.norm(x, d))
-        if out is None:
+    def start(self, problem, x):
+        self.problem, M = problem, problem.manifold
+        self.reach = longest_step(M)
+        f, eg = problem.cost_and_egrad(x)
+        g = M.euclidean_to_riemannian_gradient(x, eg)
+        gnorm = M.norm(x, g)
+        return State(x, f, gnorm, self.measure, g=g, d=-g, stalled=False,
+                     t_prev=1.0 / gnorm if gnorm > 0 else 1.0, slope_prev=None)
+
+    def step(self, s, budget):
+        M, x, g, gnorm = self.problem.manifold, s.x, s.g, s.stationarity
+        while True:
+            d = s.d
+            slope = M.inner_product(x, g, d)
+            steepest = False
+            if not (slope < -1e-12 * gnorm * M.norm(x, d)):
+                d, slope, steepest = -g, -gnorm * gnorm, True
+                self.n_restarts += 1
+            t0 = s.t_prev if s.slope_prev is None else s.t_prev * s.slope_prev / slope
+            t, out, _ = wolfe(manifold_line(self.problem, x, d), s.fun, slope, t0, c1=self.c1,
+                              c2=self.c2, strong=True, approximate=self.approximate,
+                              max_step=self.reach / M.norm(x, d))
+            if out is not None:
+                break
             if steepest or np.array_equal(d, -g):
-                return stop(Status.SMALL_STEP)
-            d, slope_prev = -g, None  # retry along -g
-            t_prev = 1.0 / gnorm
-            n_restarts += 1
-            continue
+                return verdict(Status.SMALL_STEP, s, min_step=self.min_step)
+            s.d, s.slope_prev, s.t_prev = -g, None, 1.0 / gnorm  # retry along -g
+            self.n_restarts += 1
         f_new, _, x_new, eg, g_new = out
         g_moved, d_moved = M.transport(x, x_new, g), M.transport(x, x_new, d)
         gnorm_new = M.norm(x_new, g_new)
-        if abs(M.inner_product(x_new, g_new, g_moved)) >= restart_threshold * gnorm_new ** 2:
+        if abs(M.inner_product(x_new, g_new, g_moved)) >= \
+                self.restart_threshold * gnorm_new ** 2:
             b = 0.0
         else:
-            b = _beta(beta, M, x_new, g_new, gnorm * gnorm, g_moved, d_moved, gnorm)
-        stalled = t * M.norm(x, d) < min_step and f_new >= f
-        t_prev, slope_prev = t, slope
-        x, f, g, gnorm = x_new, f_new, g_new, gnorm_new
-        d = -g + b * d_moved
-        nit += 1
-        if monitor.iteration(nit, x, f, gnorm, step=t, beta=b):
-            return stop(Status.CALLBACK)
-        if stalled and gnorm > gtol:
-            return stop(Status.SMALL_STEP)
+            b = _beta(self.beta, M, x_new, g_new, gnorm * gnorm, g_moved, d_moved, gnorm)
+        s.stalled = t * M.norm(x, d) < self.min_step and f_new >= s.fun
+        s.t_prev, s.slope_prev = t, slope
+        s.x, s.fun, s.g, s.stationarity = x_new, f_new, g_new, gnorm_new
+        s.d = -g_new + b * d_moved
+        s.nit += 1
+        s.extra = {"step": t, "beta": b}
+        return None

@@ -5,7 +5,9 @@ import numbers
 import numpy as np
 
 from .._core.registry import register_method
-from .._core.result import Monitor, Status
+from .._core.result import Status
+from .._core.run import Algorithm, State, run
+from .._core.stopping import CommonStop, verdict
 from ..validation import check_choice, check_limits, check_real, check_rng
 from ._line_search import armijo, backtracking
 
@@ -134,77 +136,112 @@ def rgd(problem, x0=None, *, gtol=1e-6, f_target=None, maxiter=1000, max_time=np
     if step == "armijo":
         eta = 0.0
     M = problem.manifold
-    if x0 is None:
-        x = M.random_point(check_rng(rng))
-    else:
-        x = M.validate_point(x0, "x0")
-    # With a fused oracle every trial point also gets its gradient (shared work); without
-    # one, trial points get the cost only and the accepted point its gradient.
-    fused = problem.has_cost_and_egrad
+    x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
+    rule = FixedStep(alpha) if fixed else Backtracking(initial_step, c, shrink, eta,
+                                                       barzilai_borwein=step == "bb")
+    return run(problem, GradientDescent(rule, min_step), x,
+               stop=CommonStop("gtol", gtol, f_target, maxiter, max_time),
+               callback=callback, history=history, disp=disp)
 
-    monitor = Monitor(problem, callback, history, disp, x0=x, gtol=gtol, f_target=f_target,
-                      maxiter=maxiter, max_time=max_time, min_step=min_step)
-    f, egrad = problem.cost_and_egrad(x)
-    g = M.euclidean_to_riemannian_gradient(x, egrad)
-    gnorm = M.norm(x, g)
-    nit = 0
 
-    def stop(status):
-        return monitor.result(x, f, gnorm, nit, status)
+class GradientDescent(Algorithm):
+    """:math:`x_{k+1} = R_{x_k}(-\alpha_k \operatorname{grad} f(x_k))` with the step of
+    ``rule`` (:class:`FixedStep` or :class:`Backtracking`)."""
 
-    if monitor.iteration(0, x, f, gnorm):
-        return stop(Status.CALLBACK)
-    if not fixed:
-        alpha = (1.0 / gnorm if gnorm > 0 else 1.0) if initial_step is None else initial_step
-    ref, q = f, 1.0  # nonmonotone reference value C_k and its weight Q_k
+    def __init__(self, rule, min_step):
+        self.rule, self.min_step = rule, min_step
 
-    def trial(alpha):
-        x_new = M.retraction(x, -alpha * g)
-        if fused:
-            return problem.cost_and_egrad(x_new) + (x_new,)
-        return problem.cost(x_new), None, x_new
+    def start(self, problem, x):
+        self.problem, M = problem, problem.manifold
+        # With a fused oracle every trial point also gets its gradient (shared work);
+        # without one, trial points get the cost only and the accepted point its gradient.
+        self.fused = problem.has_cost_and_egrad
+        f, egrad = problem.cost_and_egrad(x)
+        g = M.euclidean_to_riemannian_gradient(x, egrad)
+        s = State(x, f, M.norm(x, g), self.measure, g=g)
+        self.rule.begin(s)
+        return s
 
-    while True:
-        status = monitor.limit_reached(nit, f, gnorm)
-        if status is not None:
-            return stop(status)
+    def trial(self, s, alpha):
+        """``(f, egrad or None, x)`` at the step ``alpha`` along ``-grad f``."""
+        x = self.problem.manifold.retraction(s.x, -alpha * s.g)
+        if self.fused:
+            return self.problem.cost_and_egrad(x) + (x,)
+        return self.problem.cost(x), None, x
 
-        # the step alpha along d = -g: fixed, or backtracked until the Armijo test holds;
+    def step(self, s, budget):
+        out = self.rule.search(self, s)
+        if out is None:
+            return verdict(Status.SMALL_STEP, s, min_step=self.min_step)
+        f, egrad, x = out
+        M = self.problem.manifold
+        if egrad is None:
+            egrad = self.problem.egrad(x)
+        g = M.euclidean_to_riemannian_gradient(x, egrad)
+        s.nit += 1
+        self.rule.accepted(M, s, x, f, g)
+        s.x, s.fun, s.g, s.stationarity = x, f, g, M.norm(x, g)
+        return None
+
+
+class FixedStep:
+    """The step ``alpha`` at every iteration, no line search."""
+
+    def __init__(self, alpha):
+        self.alpha = alpha
+
+    def begin(self, s):
+        pass
+
+    def search(self, method, s):
+        return method.trial(s, self.alpha)
+
+    def accepted(self, M, s, x, f, g):
+        pass
+
+
+class Backtracking:
+    """Armijo backtracking against the Zhang–Hager reference value :math:`C_k`
+    (:math:`\eta = 0`: the monotone test), from a first trial step that is the
+    Barzilai–Borwein quotient or grows by ``1/contraction`` after a step accepted at once."""
+
+    def __init__(self, initial_step, sufficient_decrease, contraction, nonmonotone,
+                 barzilai_borwein):
+        self.initial_step, self.c, self.shrink = initial_step, sufficient_decrease, contraction
+        self.eta, self.bb = nonmonotone, barzilai_borwein
+
+    def begin(self, s):
+        if self.initial_step is None:
+            self.alpha = 1.0 / s.stationarity if s.stationarity > 0 else 1.0
+        else:
+            self.alpha = self.initial_step
+        self.ref, self.q = s.fun, 1.0  # the reference value C_k and its weight Q_k
+        self.backtracks = 0
+
+    def search(self, method, s):
         # the rounding allowance keeps the test from failing on cost differences at the
         # level of floating-point noise once the gradient is tiny
-        if fixed:
-            f_new, egrad_new, x_new = trial(alpha)
-            backtracks = 0
-        else:
-            accept = armijo(ref, gnorm * gnorm, c, _ROUNDING * abs(ref))
-            alpha, out, backtracks = backtracking(trial, accept, alpha, shrink,
-                                                  min_step / gnorm)
-            if out is None:
-                return stop(Status.SMALL_STEP)
-            f_new, egrad_new, x_new = out
-        if not fused:
-            egrad_new = problem.egrad(x_new)
-        g_new = M.euclidean_to_riemannian_gradient(x_new, egrad_new)
-        gnorm_new = M.norm(x_new, g_new)
-        nit += 1
+        gnorm = s.stationarity
+        accept = armijo(self.ref, gnorm * gnorm, self.c, _ROUNDING * abs(self.ref))
+        self.alpha, out, self.backtracks = backtracking(
+            lambda alpha: method.trial(s, alpha), accept, self.alpha, self.shrink,
+            method.min_step / gnorm)
+        return out
 
-        if step == "bb":
-            g_moved = M.transport(x, x_new, g)  # transports are linear: s moves with g
-            s = -alpha * g_moved
-            y = g_new - g_moved
-            sy = M.inner_product(x_new, s, y)
+    def accepted(self, M, s, x, f, g):
+        if self.bb:
+            g_moved = M.transport(s.x, x, s.g)  # transports are linear: s moves with g
+            step = -self.alpha * g_moved
+            y = g - g_moved
+            sy = M.inner_product(x, step, y)
             if sy > 0:
-                if nit % 2:
-                    alpha = M.inner_product(x_new, s, s) / sy
+                if s.nit % 2:
+                    self.alpha = M.inner_product(x, step, step) / sy
                 else:
-                    alpha = sy / M.inner_product(x_new, y, y)
-            alpha = min(max(alpha, 1e-20), 1e20)
-        elif step == "armijo" and backtracks == 0:
-            alpha /= shrink
-
-        x, f, g, gnorm = x_new, f_new, g_new, gnorm_new
-        q_new = eta * q + 1.0
-        ref = (eta * q * ref + f) / q_new
-        q = q_new
-        if monitor.iteration(nit, x, f, gnorm):
-            return stop(Status.CALLBACK)
+                    self.alpha = sy / M.inner_product(x, y, y)
+            self.alpha = min(max(self.alpha, 1e-20), 1e20)
+        elif self.backtracks == 0:
+            self.alpha /= self.shrink
+        q = self.eta * self.q + 1.0
+        self.ref = (self.eta * self.q * self.ref + f) / q
+        self.q = q

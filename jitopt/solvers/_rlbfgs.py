@@ -3,7 +3,9 @@
 import numpy as np
 
 from .._core.registry import register_method
-from .._core.result import Monitor, Status
+from .._core.result import Status
+from .._core.run import Algorithm, State, run
+from .._core.stopping import CommonStop, verdict
 from ..validation import check_choice, check_int, check_limits, check_real, check_rng
 from ._line_search import longest_step, manifold_line, wolfe
 from ._riemannian_kernels import Frame, PairMemory
@@ -125,80 +127,101 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
     c2 = check_real("c2", c2, c1, 1.0, True, True)
     gtol, f_target, maxiter, max_time = check_limits(gtol, f_target, maxiter, max_time)
     M = problem.manifold
-    reach = longest_step(M)
     x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
+    return run(problem, LBFGS(memory, cautious, c1, c2, approximate, transport), x,
+               stop=CommonStop("gtol", gtol, f_target, maxiter, max_time),
+               callback=callback, history=history, disp=disp)
 
-    nit = n_skipped = n_resets = 0
 
-    def fields(x, nit):
-        return {"n_skipped": n_skipped, "n_resets": n_resets}
+class LBFGS(Algorithm):
+    """:math:`x_{k+1} = R_{x_k}(t_k d_k)`, :math:`d_k = -\mathcal H_k
+    \operatorname{grad} f(x_k)` from the two-loop recursion over the kept pairs, with a
+    Wolfe step; the memory is cleared when :math:`d_k` is no descent direction or a search
+    fails, and the run ends when a search fails twice in a row."""
 
-    monitor = Monitor(problem, callback, history, disp, extra=("step", "pairs", "min_curvature"),
-                      x0=x, fields=fields, gtol=gtol, f_target=f_target, maxiter=maxiter,
-                      max_time=max_time, min_step=0.0)
-    f, eg = problem.cost_and_egrad(x)
-    g = M.euclidean_to_riemannian_gradient(x, eg)
-    gnorm = M.norm(x, g)
-    frame = Frame(M, transport == "isometric")
-    pairs = PairMemory(frame, memory, np.shape(frame.to(x, g)))
-    gamma = 1.0 / gnorm if gnorm > 0 else 1.0
-    failed = False  # the last line search found no decrease
-    gw = frame.to(x, g)  # the gradient in the frame's coordinates
-    # on O(n) the whole iteration runs in the Lie algebra, on the fixed-rank matrices in
-    # the tangent charts: no ambient vectors
-    coords = frame.kind in ("orthogonal", "chart") and problem.has_cost_and_egrad
+    columns = ("step", "pairs", "min_curvature")
 
-    def stop(status):
-        return monitor.result(x, f, gnorm, nit, status, **fields(x, nit))
+    def __init__(self, memory, cautious, c1, c2, approximate, transport):
+        self.memory, self.cautious, self.c1, self.c2 = memory, cautious, c1, c2
+        self.approximate, self.isometric = approximate, transport == "isometric"
+        self.n_skipped = self.n_resets = 0
 
-    if monitor.iteration(0, x, f, gnorm, pairs=0):
-        return stop(Status.CALLBACK)
-    while True:
-        status = monitor.limit_reached(nit, f, gnorm)
-        if status is not None:
-            return stop(status)
+    def fields(self, x, nit):
+        return {"n_skipped": self.n_skipped, "n_resets": self.n_resets}
 
-        dw = pairs.direction(x, gw, gamma)
-        if coords:
+    def start(self, problem, x):
+        self.problem, M = problem, problem.manifold
+        self.reach = longest_step(M)
+        f, eg = problem.cost_and_egrad(x)
+        g = M.euclidean_to_riemannian_gradient(x, eg)
+        gnorm = M.norm(x, g)
+        self.frame = frame = Frame(M, self.isometric)
+        self.pairs = PairMemory(frame, self.memory, np.shape(frame.to(x, g)))
+        # on O(n) the whole iteration runs in the Lie algebra, on the fixed-rank matrices in
+        # the tangent charts: no ambient vectors
+        self.coords = frame.kind in ("orthogonal", "chart") and problem.has_cost_and_egrad
+        self.failed = False  # the last line search found no decrease
+        return State(x, f, gnorm, self.measure, extra={"pairs": 0}, g=g,
+                     gw=frame.to(x, g),  # the gradient in the frame's coordinates
+                     gamma=1.0 / gnorm if gnorm > 0 else 1.0)
+
+    def reset(self, s):
+        self.pairs.clear()
+        s.gamma = 1.0 / s.stationarity
+        self.n_resets += 1
+
+    def search(self, s):
+        """``(t, out, dw)``: the Wolfe step along the L-BFGS direction (reset to the
+        scaled steepest descent when it is no descent direction)."""
+        M, x, g, gw, gnorm, pairs = self.problem.manifold, s.x, s.g, s.gw, s.stationarity, \
+            self.pairs
+        dw = pairs.direction(x, gw, s.gamma)
+        if self.coords:
             slope, dnorm = float(np.vdot(gw, dw)), float(np.linalg.norm(dw))
         else:
-            d = frame.back(x, dw) if len(pairs) else -gamma * g
+            d = self.frame.back(x, dw) if len(pairs) else -s.gamma * g
             slope, dnorm = M.inner_product(x, g, d), M.norm(x, d)
         if not (slope < -1e-12 * dnorm * gnorm):  # not a descent direction
-            pairs.clear()
-            gamma, n_resets = 1.0 / gnorm, n_resets + 1
-            dw, slope, dnorm = -gamma * gw, -gamma * gnorm * gnorm, gamma * gnorm
-            d = None if coords else -gamma * g
-        line = frame.coordinate_line(problem, x, dw) if coords else manifold_line(problem, x, d)
-        t, out, _ = wolfe(line, f, slope, 1.0, c1=c1, c2=c2, approximate=approximate,
-                          max_step=reach / dnorm)
-        if out is None:
-            if failed or not len(pairs):
-                return stop(Status.SMALL_STEP)
-            failed = True
-            pairs.clear()
-            gamma, n_resets = 1.0 / gnorm, n_resets + 1
-            continue
-        failed = False
-        if coords:
+            self.reset(s)
+            dw, slope, dnorm = -s.gamma * gw, -s.gamma * gnorm * gnorm, s.gamma * gnorm
+            d = None if self.coords else -s.gamma * g
+        line = self.frame.coordinate_line(self.problem, x, dw) if self.coords else \
+            manifold_line(self.problem, x, d)
+        t, out, _ = wolfe(line, s.fun, slope, 1.0, c1=self.c1, c2=self.c2,
+                          approximate=self.approximate, max_step=self.reach / dnorm)
+        return t, out, dw
+
+    def step(self, s, budget):
+        while True:
+            t, out, dw = self.search(s)
+            if out is not None:
+                break
+            if self.failed or not len(self.pairs):
+                return verdict(Status.SMALL_STEP, s, min_step=0.0)
+            self.failed = True
+            self.reset(s)
+        self.failed = False
+        if self.coords:
             f_new, _, x_new, eg, gw_new = out
             g_new = None
         else:
             f_new, _, x_new, eg, g_new = out
-            gw_new = frame.to(x_new, g_new)
-        s, y = pairs.new_pair(x, x_new, t * dw, gw, gw_new)
-        least = pairs.move(x, x_new)
-        kept = pairs.add(x_new, s, y, cautious * gnorm)
+            gw_new = self.frame.to(x_new, g_new)
+        pairs = self.pairs
+        step, y = pairs.new_pair(s.x, x_new, t * dw, s.gw, gw_new)
+        least = pairs.move(s.x, x_new)
+        kept = pairs.add(x_new, step, y, self.cautious * s.stationarity)
         if kept is None:
-            n_skipped += 1
+            self.n_skipped += 1
         else:
             sy, yy, cos = kept
             least = min(least, cos)
-            gamma = sy / yy
-        x, f, g, gw = x_new, f_new, g_new, gw_new
-        frame.forget(keep=x)
-        gnorm = float(np.linalg.norm(gw)) if coords else M.norm(x, g)
-        nit += 1
-        if monitor.iteration(nit, x, f, gnorm, step=t, pairs=len(pairs),
-                             min_curvature=least if len(pairs) else np.nan):
-            return stop(Status.CALLBACK)
+            s.gamma = sy / yy
+        s.x, s.fun, s.g, s.gw = x_new, f_new, g_new, gw_new
+        self.frame.forget(keep=x_new)
+        s.stationarity = float(np.linalg.norm(gw_new)) if self.coords else \
+            self.problem.manifold.norm(x_new, g_new)
+        s.nit += 1
+        s.extra = {"step": t, "pairs": len(pairs),
+                   "min_curvature": least if len(pairs) else np.nan}
+        return None

@@ -5,7 +5,9 @@ import math
 import numpy as np
 
 from .._core.registry import register_method
-from .._core.result import Monitor, Status
+from .._core.result import Status
+from .._core.run import Algorithm, State, run
+from .._core.stopping import CommonStop, verdict
 from ..validation import check_choice, check_int, check_limits, check_real, check_rng
 
 __all__ = ["rtr", "TCG_STOPS"]
@@ -192,34 +194,56 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
     gtol, f_target, maxiter, max_time = check_limits(gtol, f_target, maxiter, max_time)
     x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
 
-    nit = ninner = n_rejected = 0
-    stops = dict.fromkeys(TCG_STOPS, 0)
+    return run(problem, TrustRegions(hess, delta_bar, delta, rho_prime, rho_regularization,
+                                     kappa, theta, mininner, maxinner, fd_step), x,
+               stop=CommonStop("gtol", gtol, f_target, maxiter, max_time),
+               callback=callback, history=history, disp=disp)
 
-    def fields(x, nit):
-        return {"ninner": ninner, "n_rejected": n_rejected, "tcg_stops": dict(stops)}
 
-    monitor = Monitor(problem, callback, history, disp,
-                      extra=("delta", "rho", "inner", "accepted"), x0=x, fields=fields,
-                      gtol=gtol, f_target=f_target, maxiter=maxiter, max_time=max_time,
-                      min_step=0.0)
-    f, eg = problem.cost_and_egrad(x)
-    chart = M.tangent_chart(x)
-    g = chart.gradient(eg)
-    gnorm = math.sqrt(chart.inner(g, g))
+class TrustRegions(Algorithm):
+    """The model step of :func:`_tcg` in a ball of radius :math:`\Delta_k`, accepted when
+    the ratio :math:`\rho_k` of actual to predicted decrease exceeds ``rho_prime``, with
+    :math:`\Delta_k` divided by 4 or doubled by :math:`\rho_k`."""
 
-    def stop(status):
-        return monitor.result(x, f, gnorm, nit, status, **fields(x, nit))
+    columns = ("delta", "rho", "inner", "accepted")
 
-    fused = problem.has_cost_and_egrad
-    # products kept for reuse after a rejection: at most _KEEP_BYTES of them
-    keep = max(1, _KEEP_BYTES // (16 * max(int(np.size(g)), 1)))
+    def __init__(self, hess, delta_bar, delta, rho_prime, rho_regularization, kappa, theta,
+                 mininner, maxinner, fd_step):
+        self.hess, self.delta_bar, self.delta, self.rho_prime = hess, delta_bar, delta, \
+            rho_prime
+        self.rho_regularization, self.kappa, self.theta = rho_regularization, kappa, theta
+        self.mininner, self.maxinner, self.fd_step = mininner, maxinner, fd_step
+        self.ninner = self.n_rejected = 0
+        self.stops = dict.fromkeys(TCG_STOPS, 0)
 
-    def hessian_at(chart, eg, g):
+    def fields(self, x, nit):
+        return {"ninner": self.ninner, "n_rejected": self.n_rejected,
+                "tcg_stops": dict(self.stops)}
+
+    def start(self, problem, x):
+        self.problem = problem
+        self.fused = problem.has_cost_and_egrad
+        f, eg = problem.cost_and_egrad(x)
+        s = State(x, f, 0.0, self.measure)
+        self.move_to(s, x, eg)
+        # products kept for reuse after a rejection: at most _KEEP_BYTES of them
+        self.keep = max(1, _KEEP_BYTES // (16 * max(int(np.size(s.g)), 1)))
+        s.hessian = self.hessian_at(s.chart, eg, s.g)
+        return s
+
+    def move_to(self, s, x, eg):
+        """The chart, gradient and its norm at the new iterate ``x``."""
+        s.x, s.chart = x, self.problem.manifold.tangent_chart(x)
+        s.g = s.chart.gradient(eg)
+        s.stationarity = math.sqrt(s.chart.inner(s.g, s.g))
+
+    def hessian_at(self, chart, eg, g):
         """The Hessian-vector product at the chart's point, remembering its values along
         the tCG path: after a rejected step tCG runs again from the same point with a
         smaller radius, takes the same directions, and reuses them (no new oracle
         call)."""
-        if hess == "exact":
+        problem, fd_step = self.problem, self.fd_step
+        if self.hess == "exact":
             product = chart.hessian(eg, problem.ehess)
         else:
             def product(w):
@@ -227,7 +251,7 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
                 if wn < _EPS:
                     return chart.zero()
                 c = fd_step / wn
-                y = M.tangent_chart(chart.retraction(c * w))
+                y = problem.manifold.tangent_chart(chart.retraction(c * w))
                 problem.counts.nhev += 1
                 return (chart.moved_from(y, y.gradient(problem.egrad(y.x))) - g) / c
         path = []
@@ -236,48 +260,39 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
             if j < len(path):
                 return path[j]
             hw = product(w)
-            if len(path) < keep:
+            if len(path) < self.keep:
                 path.append(hw)
             return hw
         return hessian
 
-    hessian = hessian_at(chart, eg, g)
-    if monitor.iteration(0, x, f, gnorm):
-        return stop(Status.CALLBACK)
-    while True:
-        status = monitor.limit_reached(nit, f, gnorm)
-        if status is not None:
-            return stop(status)
-        if delta < _EPS * delta_bar:
-            return stop(Status.SMALL_STEP)
-
-        eta, h_eta, why, inner = _tcg(chart, g, gnorm, hessian, delta, kappa, theta,
-                                      mininner, maxinner)
-        ninner += inner
-        stops[why] += 1
+    def step(self, s, budget):
+        if self.delta < _EPS * self.delta_bar:
+            return verdict(Status.SMALL_STEP, s, min_step=0.0)
+        chart, g, f = s.chart, s.g, s.fun
+        eta, h_eta, why, inner = _tcg(chart, g, s.stationarity, s.hessian, self.delta,
+                                      self.kappa, self.theta, self.mininner, self.maxinner)
+        self.ninner += inner
+        self.stops[why] += 1
         x_new = chart.retraction(eta)
         # with a fused oracle the gradient comes with the cost at no extra work
-        f_new, eg_new = problem.cost_and_egrad(x_new) if fused else (problem.cost(x_new),
-                                                                     None)
-        reg = max(1.0, abs(f)) * _EPS * rho_regularization
+        f_new, eg_new = self.problem.cost_and_egrad(x_new) if self.fused else \
+            (self.problem.cost(x_new), None)
+        reg = max(1.0, abs(f)) * _EPS * self.rho_regularization
         den = -chart.inner(g, eta) - 0.5 * chart.inner(eta, h_eta) + reg
         rho = (f - f_new + reg) / den if den != 0 else math.nan
-        accepted = den >= 0 and rho > rho_prime
-        used = delta
+        accepted = den >= 0 and rho > self.rho_prime
+        used = self.delta
         if not accepted or not rho >= 0.25:
-            delta /= 4
+            self.delta /= 4
         elif rho > 0.75 and why in ("negative_curvature", "boundary"):
-            delta = min(2 * delta, delta_bar)
+            self.delta = min(2 * self.delta, self.delta_bar)
         if accepted:
-            x, f = x_new, f_new
-            eg = eg_new if fused else problem.egrad(x)
-            chart = M.tangent_chart(x)
-            g = chart.gradient(eg)
-            gnorm = math.sqrt(chart.inner(g, g))
-            hessian = hessian_at(chart, eg, g)
+            s.fun = f_new
+            eg = eg_new if self.fused else self.problem.egrad(x_new)
+            self.move_to(s, x_new, eg)
+            s.hessian = self.hessian_at(s.chart, eg, s.g)
         else:
-            n_rejected += 1
-        nit += 1
-        if monitor.iteration(nit, x, f, gnorm, delta=used, rho=rho, inner=inner,
-                             accepted=int(accepted)):
-            return stop(Status.CALLBACK)
+            self.n_rejected += 1
+        s.nit += 1
+        s.extra = {"delta": used, "rho": rho, "inner": inner, "accepted": int(accepted)}
+        return None
