@@ -7,7 +7,9 @@ import numpy as np
 
 from .._core.problem import FiniteSumProblem
 from .._core.registry import register_method
-from .._core.result import Monitor, OracleError, Status
+from .._core.result import OracleError, Status
+from .._core.run import Algorithm, State, run
+from .._core.stopping import CommonStop, Criterion, verdict
 from ..validation import check_choice, check_int, check_limits, check_real, check_rng
 from ..manifolds import Grassmann, Stiefel
 from ..manifolds._stiefel import qr_retraction
@@ -232,7 +234,7 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
                              "step or a schedule step(k)")
     gtol, f_target, maxiter, max_time = check_limits(gtol, f_target, maxiter, max_time)
     check_every = check_int("check_every", check_every, low=1)
-    alpha = None if initial_step is None else check_real(
+    initial_step = None if initial_step is None else check_real(
         "initial_step", initial_step, low=0.0, low_open=True)
     c = check_real("sufficient_decrease", sufficient_decrease, 0.0, 1.0, True, True)
     shrink = check_real("contraction", contraction, 0.0, 1.0, True, True)
@@ -247,161 +249,220 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
                       "block step computes a full gradient; rgd (or rlbfgs) makes better "
                       "use of it", RuntimeWarning, stacklevel=3)
 
-    rows_mode = sampling == "permutation"
-    use_rows = rows_mode and problem.has_egrad_rows and not stochastic
-    track = use_rows and problem.has_cost_change  # cost followed by incremental updates
     want_f = f_target is not None or history or callback is not None or disp
-    need_f = not stochastic and (armijo or want_f)  # the cost is needed at every step
-    special = p == n  # rotations of SO(r) keep det X on O(n)
-    full_checks = gtol > 0 or (stochastic and want_f)
-    exact_norms = not use_rows and not stochastic  # the full gradient at every step
-    scale = n * (n - 1) / (r * (r - 1))  # of the block-gradient estimate of the gradient
-    est_sum, est_n = 0.0, 0
-    checked = []  # the cost at the checks, for the stall test
+    method = SubmanifoldDescent(
+        r, sampling == "permutation", step, batch_size, want_f, gtol, f_target, check_every,
+        initial_step, c, shrink, min_step, rng)
+    stop = CommonStop("gtol", gtol, f_target, maxiter, max_time)
+    if stall_steps and armijo and not method.tracks(problem) and gtol > 0:
+        stop = CostStall(method, stall_steps, stall_tol, check_every, gtol) | stop
+    return run(problem, method, x, stop=stop, callback=callback, history=history, disp=disp,
+               disp_every=check_every)
 
-    nit = n_reorth = 0
 
-    def fields(x, nit):
-        return {"n_reorth": n_reorth,
+class SubmanifoldDescent(Algorithm):
+    """One RSDM step per iteration: a random block (``r`` rows, or an ``r``-frame), its
+    gradient, and a rotation of the block by the step rule (``"armijo"``, ``"exact"``, a
+    constant or a schedule). Exact values of the cost and the gradient norm are computed
+    only at the checks (every ``check_every`` steps, when the estimate says the gradient
+    may pass) and when the run ends; NaN stands for them in between."""
+
+    inplace = True
+
+    def __init__(self, r, rows_mode, rule, batch_size, want_f, gtol, f_target, check_every,
+                 initial_step, sufficient_decrease, contraction, min_step, rng):
+        self.r, self.rows_mode, self.rule, self.batch_size = r, rows_mode, rule, batch_size
+        self.want_f, self.gtol, self.f_target = want_f, gtol, f_target
+        self.check_every, self.alpha, self.c = check_every, initial_step, sufficient_decrease
+        self.shrink, self.min_step, self.rng = contraction, min_step, rng
+        self.armijo, self.exact = rule == "armijo", rule == "exact"
+        self.stochastic = batch_size is not None
+        self.n_reorth = 0
+        self.est_sum, self.est_n = 0.0, 0  # the block-gradient estimate of ||grad f||^2
+
+    def tracks(self, problem):
+        """Whether the cost is followed by incremental updates (``cost_change``)."""
+        return self.rows_mode and problem.has_egrad_rows and not self.stochastic \
+            and problem.has_cost_change
+
+    def fields(self, x, nit):
+        p = x.shape[1]
+        return {"n_reorth": self.n_reorth,
                 "orthogonality": float(np.linalg.norm(x.T @ x - np.eye(p)))}
 
-    monitor = Monitor(problem, callback, history, disp, disp_every=check_every, inplace=True,
-                      x0=x, fields=fields, gtol=gtol, f_target=f_target, maxiter=maxiter,
-                      max_time=max_time, min_step=min_step)
+    def start(self, problem, x):
+        self.problem, M = problem, problem.manifold
+        n, p = M.shape
+        self.use_rows = self.rows_mode and problem.has_egrad_rows and not self.stochastic
+        self.track = self.tracks(problem)
+        # the cost is needed at every step
+        self.need_f = not self.stochastic and (self.armijo or self.want_f)
+        self.special = p == n  # rotations of SO(r) keep det X on O(n)
+        self.full_checks = self.gtol > 0 or (self.stochastic and self.want_f)
+        self.exact_norms = not self.use_rows and not self.stochastic  # full gradient each step
+        self.scale = n * (n - 1) / (self.r * (self.r - 1))  # of the block-gradient estimate
+        f, gnorm = self.full_state(x)
+        return State(x, f, gnorm, self.measure)
 
-    def full_state():
-        fx, eg = problem.cost_and_egrad(x)
+    def full_state(self, x):
+        """``(f(x), ||grad f(x)||)`` from one full oracle call."""
+        M = self.problem.manifold
+        fx, eg = self.problem.cost_and_egrad(x)
         return fx, M.norm(x, M.euclidean_to_riemannian_gradient(x, eg))
 
-    def stop(status, message=None):
-        nonlocal f, gnorm
-        if np.isnan(f + gnorm):
-            f, gnorm = full_state()
-        return monitor.result(x, f, gnorm, nit, status, message, **fields(x, nit))
+    def finish(self, s, status):
+        if np.isnan(s.fun + s.stationarity):
+            s.fun, s.stationarity = self.full_state(s.x)
 
-    f, gnorm = full_state()
-    if monitor.iteration(0, x, f, gnorm):
-        return stop(Status.CALLBACK)
-
-    while True:
-        status = monitor.limit_reached(nit, f, gnorm)
-        if status is not None:
-            return stop(status)
-
-        # -- sample the block and the block gradient ------------------------------------
-        if rows_mode:
-            rows = rng.choice(n, r, replace=False)
+    def step(self, s, budget):
+        x, n = s.x, s.x.shape[0]
+        if self.rows_mode:
+            rows, frame = self.rng.choice(n, self.r, replace=False), None
             xb = x[rows]
         else:
-            frame = haar_frame(rng.standard_normal((n, r)))
+            rows, frame = None, haar_frame(self.rng.standard_normal((n, self.r)))
             xb = frame @ x
-        if exact:  # the minimizer over the rotations of the block, in closed form
-            if need_f and np.isnan(f):
-                f = problem.cost(x)
-            lb = np.ascontiguousarray(problem.block_affine(x, rows), dtype=np.float64)
-            u, df = exact_block(lb, special)
+        if self.exact:  # the minimizer over the rotations of the block, in closed form
+            if self.need_f and np.isnan(s.fun):
+                s.fun = self.problem.cost(x)
+            lb = np.ascontiguousarray(self.problem.block_affine(x, rows), dtype=np.float64)
+            u, df = exact_block(lb, self.special)
             new = u @ xb if df < 0.0 else None  # df >= 0: the block is already optimal
         else:
-            if use_rows:
-                gb = problem.egrad_rows(x, rows)
-                if need_f and np.isnan(f):
-                    f = problem.cost(x)
-            else:
-                if stochastic:
-                    batch = rng.choice(problem.n_samples, batch_size, replace=False)
-                    eg = problem.egrad(x, batch)
-                elif need_f and np.isnan(f):
-                    f, eg = problem.cost_and_egrad(x)
-                else:
-                    eg = problem.egrad(x)
-                gb = eg[rows] if rows_mode else frame @ eg
-                if exact_norms and gtol > 0:  # the full gradient is at hand
-                    gnorm = M.norm(x, M.euclidean_to_riemannian_gradient(x, eg))
-                    if gnorm <= gtol:
-                        return stop(Status.CONVERGED)
-            omega = block_gradient(gb, xb)
-            w2 = float(np.vdot(omega, omega))
-            est_sum, est_n = est_sum + w2, est_n + 1
-
-            def trial(eta):  # the new rows (permutation) or the new point (orthogonal)
-                d = block_delta(omega, eta, xb)
-                return d, (xb + d if rows_mode else x + frame.T @ d)
-
-            def change(d, new):  # f(trial point) - f(x)
-                if track:
-                    return problem.cost_change(x, rows, d, gb)
-                if rows_mode:
-                    xt = x.copy()
-                    xt[rows] = new
-                    return problem.cost(xt) - f
-                return problem.cost(new) - f
-
-            def armijo_trial(eta):
-                d, new = trial(eta)
-                return change(d, new), new
-
-            # -- the gradient step -------------------------------------------------------
-            new = df = None
-            if armijo:
-                if w2 > 0.0:
-                    if alpha is None:
-                        alpha = 1.0 / np.sqrt(w2)
-                    # an incremental change is exact; a difference of two costs is not
-                    rounding = 0.0 if track else _ROUNDING * abs(f)
-                    eta, out, backtracks = backtracking(
-                        armijo_trial, armijo_test(0.0, w2, c, rounding), alpha, shrink,
-                        min_step / np.sqrt(w2))
-                    if out is not None:  # else no decrease above rounding: skip the block
-                        df, new = out
-                        # after a decrease at the first trial that rounding cannot explain,
-                        # the next block tries a longer step
-                        grow = backtracks == 0 and df <= -c * eta * w2
-                        alpha = eta / shrink if grow else eta
-            else:
-                eta = step if not callable(step) else _scheduled(step, nit)
-                d, new = trial(eta)
-                if track and need_f:
-                    df = change(d, new)
+            gb = self.block_gradient(s, rows, frame)
+            if self.exact_norms and self.gtol > 0 and s.stationarity <= self.gtol:
+                return verdict(Status.CONVERGED, s, tol_name="gtol", tol=self.gtol)
+            new, df = self.gradient_step(s, rows, frame, xb, gb)
         if new is not None:
-            if rows_mode:
+            if self.rows_mode:
                 x[rows] = new
             else:
-                x = new
-            f = f + df if df is not None else np.nan
-        nit += 1
-        gnorm = np.nan
+                s.x = new
+            s.fun = s.fun + df if df is not None else np.nan
+        s.nit += 1
+        s.stationarity = np.nan
+        self.exact_values(s, budget)
+        return None
 
-        if nit % ORTHO_EVERY == 0:
-            drift = np.linalg.norm(x.T @ x - np.eye(p))
+    def block_gradient(self, s, rows, frame):
+        """The Euclidean gradient's block (``rows`` of it, or its ``frame`` projection); with
+        a full gradient at hand, the state's gradient norm too."""
+        problem, x = self.problem, s.x
+        if self.use_rows:
+            gb = problem.egrad_rows(x, rows)
+            if self.need_f and np.isnan(s.fun):
+                s.fun = problem.cost(x)
+            return gb
+        if self.stochastic:
+            batch = self.rng.choice(problem.n_samples, self.batch_size, replace=False)
+            eg = problem.egrad(x, batch)
+        elif self.need_f and np.isnan(s.fun):
+            s.fun, eg = problem.cost_and_egrad(x)
+        else:
+            eg = problem.egrad(x)
+        if self.exact_norms and self.gtol > 0:
+            M = problem.manifold
+            s.stationarity = M.norm(x, M.euclidean_to_riemannian_gradient(x, eg))
+        return eg[rows] if self.rows_mode else frame @ eg
+
+    def gradient_step(self, s, rows, frame, xb, gb):
+        """``(new rows or point, cost change or None)`` of the step along the block
+        gradient; ``(None, None)`` when the Armijo search finds no decrease."""
+        problem, x, f = self.problem, s.x, s.fun
+        omega = block_gradient(gb, xb)
+        w2 = float(np.vdot(omega, omega))
+        self.est_sum, self.est_n = self.est_sum + w2, self.est_n + 1
+
+        def trial(eta):  # the new rows (permutation) or the new point (orthogonal)
+            d = block_delta(omega, eta, xb)
+            return d, (xb + d if self.rows_mode else x + frame.T @ d)
+
+        def change(d, new):  # f(trial point) - f(x)
+            if self.track:
+                return problem.cost_change(x, rows, d, gb)
+            if self.rows_mode:
+                xt = x.copy()
+                xt[rows] = new
+                return problem.cost(xt) - f
+            return problem.cost(new) - f
+
+        if not self.armijo:
+            eta = _scheduled(self.rule, s.nit) if callable(self.rule) else self.rule
+            d, new = trial(eta)
+            return new, (change(d, new) if self.track and self.need_f else None)
+        if not w2 > 0.0:
+            return None, None
+        if self.alpha is None:
+            self.alpha = 1.0 / np.sqrt(w2)
+        # an incremental change is exact; a difference of two costs is not
+        rounding = 0.0 if self.track else _ROUNDING * abs(f)
+
+        def armijo_trial(eta):
+            d, new = trial(eta)
+            return change(d, new), new
+
+        eta, out, backtracks = backtracking(
+            armijo_trial, armijo_test(0.0, w2, self.c, rounding), self.alpha, self.shrink,
+            self.min_step / np.sqrt(w2))
+        if out is None:  # no decrease above rounding: skip the block
+            return None, None
+        df, new = out
+        # after a decrease at the first trial that rounding cannot explain, the next block
+        # tries a longer step
+        grow = backtracks == 0 and df <= -self.c * eta * w2
+        self.alpha = eta / self.shrink if grow else eta
+        return new, df
+
+    def exact_values(self, s, budget):
+        """Restore feasibility when it drifted, and compute the exact cost and gradient norm
+        when the run may end here or at a check whose estimate says the gradient may pass."""
+        x = s.x
+        if s.nit % ORTHO_EVERY == 0:
+            drift = np.linalg.norm(x.T @ x - np.eye(x.shape[1]))
             if drift > ORTHO_TOL:  # a sign-fixed QR keeps det X
-                x = qr_retraction(x, np.zeros_like(x))
-                n_reorth += 1
-                f = np.nan
-        ending = (nit >= maxiter or monitor.elapsed() >= max_time
-                  or (f_target is not None and f <= f_target))
-        at_check = nit % check_every == 0
-        if at_check and use_rows and est_n and not ending:
-            # the full gradient only when the estimate says it may pass
-            may_pass = np.sqrt(scale * est_sum / est_n) <= 2.0 * gtol
-            est_sum, est_n = 0.0, 0
+                s.x = qr_retraction(x, np.zeros_like(x))
+                self.n_reorth += 1
+                s.fun = np.nan
+        ending = (budget.iterations(s) <= 0 or budget.seconds() <= 0
+                  or (self.f_target is not None and s.fun <= self.f_target))
+        at_check = s.nit % self.check_every == 0
+        if at_check and self.use_rows and self.est_n and not ending:
+            may_pass = np.sqrt(self.scale * self.est_sum / self.est_n) <= 2.0 * self.gtol
+            self.est_sum, self.est_n = 0.0, 0
         else:
             may_pass = True
-        if ending or (full_checks and at_check and may_pass):  # exact values to report
-            f, gnorm = full_state()
-        if monitor.iteration(nit, x, f, gnorm):
-            return stop(Status.CALLBACK)
-        if stall_steps and armijo and not track and gtol > 0 and at_check and np.isfinite(f):
-            checked.append(f)
-            back = max(1, stall_steps // check_every)
-            if len(checked) > back and checked[-back - 1] - f <= stall_tol * max(1.0, abs(f)):
-                if gnorm <= gtol:
-                    return stop(Status.CONVERGED)
-                f, gnorm = full_state()
-                if gnorm <= gtol:
-                    return stop(Status.CONVERGED)
-                return stop(Status.SMALL_STEP, (
-                    f"The cost stalled: it fell by {checked[-back - 1] - f:.3e} over the last "
-                    f"{back * check_every} steps (stall_tol * max(1, |f|) = "
-                    f"{stall_tol * max(1.0, abs(f)):.3e}); Riemannian gradient norm "
-                    f"{gnorm:.3e} > gtol = {gtol:.3g}, below the rounding floor of the "
-                    f"block steps."))
+        if ending or (self.full_checks and at_check and may_pass):
+            s.fun, s.stationarity = self.full_state(s.x)
+
+
+class CostStall(Criterion):
+    """``SMALL_STEP`` when the cost, known at the checks, fell by at most ``stall_tol``
+    :math:`\cdot\max(1, |f|)` over the last ``stall_steps`` steps while the gradient norm is
+    above ``gtol`` (``CONVERGED`` when it is not): the block steps reached their rounding
+    floor."""
+
+    def __init__(self, method, stall_steps, stall_tol, check_every, gtol):
+        self.method, self.stall_tol, self.check_every, self.gtol = method, stall_tol, \
+            check_every, gtol
+        self.back = max(1, stall_steps // check_every)
+        self.checked = []  # the cost at the checks
+
+    def __call__(self, s, watch):
+        f = s.fun
+        if s.nit == 0 or s.nit % self.check_every or not np.isfinite(f):
+            return None
+        self.checked.append(f)
+        back = self.back
+        fell = self.checked[-back - 1] - f if len(self.checked) > back else np.inf
+        if fell > self.stall_tol * max(1.0, abs(f)):
+            return None
+        if not s.stationarity <= self.gtol:
+            s.fun, s.stationarity = self.method.full_state(s.x)
+        if s.stationarity <= self.gtol:
+            return verdict(Status.CONVERGED, s, tol_name="gtol", tol=self.gtol)
+        return Status.SMALL_STEP, (
+            f"The cost stalled: it fell by {self.checked[-back - 1] - s.fun:.3e} over the "
+            f"last {back * self.check_every} steps (stall_tol * max(1, |f|) = "
+            f"{self.stall_tol * max(1.0, abs(s.fun)):.3e}); Riemannian gradient norm "
+            f"{s.stationarity:.3e} > gtol = {self.gtol:.3g}, below the rounding floor of the "
+            f"block steps.")
