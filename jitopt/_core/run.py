@@ -12,7 +12,8 @@ An algorithm gives
 - ``step(state, budget)``: advance the state by one iteration (or a compiled chunk of
   ``budget.iterations(state)`` at most, counting them in ``state.nit``); return ``None``,
   or ``(status, message)`` to end the run now (:func:`~jitopt._core.stopping.verdict`);
-- optionally ``finish(state, status)`` (work done once at the end) and
+- optionally ``finish(state, ended, budget) -> ended``, work done once at the end (a
+  polish, exact values to report) that may change the ``(status, message)`` it returns, and
   ``fields(x, nit) -> dict``, the method's own result fields for the iterate ``x`` of
   iteration ``nit``: a fault result gets them for the iterate it returns.
 
@@ -53,6 +54,10 @@ class State:
     iterate's own history columns). An algorithm keeps whatever else it needs on the state
     as attributes (given as keywords here or set later)."""
 
+    #: a ``(status, message)`` left by a step for after the iterate is seen
+    #: (:class:`~jitopt._core.stopping.StepVerdict`)
+    verdict = None
+
     def __init__(self, x, fun, stationarity, measure, nit=0, extra=None, **attributes):
         self.x, self.fun, self.stationarity, self.measure = x, fun, stationarity, measure
         self.nit = nit
@@ -84,8 +89,10 @@ class Algorithm:
     def step(self, s, budget):
         raise NotImplementedError
 
-    def finish(self, s, status):
-        """Work done once when the run ends as designed or by a limit."""
+    def finish(self, s, ended, budget):
+        """Work done once when the run ends (but by a fault); returns the ``(status,
+        message)`` to report, by default ``ended``."""
+        return ended
 
     def fields(self, x, nit):
         """The method's own result fields for the iterate ``x`` of iteration ``nit``."""
@@ -137,10 +144,10 @@ def run(problem, algorithm, x, *, stop, callback=None, history=False, disp=False
     budget = Budget(stop, watch, callback is not None or bool(history) or bool(disp))
     try:
         s = algorithm.start(problem, x)
-        status, message = iterate(algorithm, s, stop, watch, budget)
+        ended = iterate(algorithm, s, stop, watch, budget)
         if watch.last[0] != s.nit:  # the step moved on and ended the run
             watch.record(s.nit, s.x, s.fun, s.stationarity, **s.extra)
-        algorithm.finish(s, status)
+        status, message = algorithm.finish(s, ended, budget)
     except Exception as err:
         return watch.fault_result(err)
     return watch.result(s.x, s.fun, s.stationarity, s.nit, status, message,

@@ -22,7 +22,8 @@ import math
 from .result import Status
 
 __all__ = ["verdict", "Criterion", "AnyOf", "Tolerance", "FTarget", "MaxIter", "MaxTime",
-           "MaxPasses", "MaxSamples", "Stalled", "CommonStop"]
+           "MaxPasses", "MaxSamples", "StepVerdict", "Stalled",
+           "CommonStop"]
 
 
 def verdict(status, s, **values):
@@ -149,6 +150,15 @@ class MaxSamples(Criterion):
         if s.extra["samples"] >= self.max_samples:
             return verdict(Status.MAX_SAMPLES, s, max_samples=self.max_samples)
         return None
+
+
+class StepVerdict(Criterion):
+    """The ``(status, message)`` a step left in ``state.verdict``: it ends the run once the
+    observers have seen the iterate the step made (a verdict the step returns ends the run
+    before they see it)."""
+
+    def __call__(self, s, watch):
+        return s.verdict
 
 
 class Stalled(Criterion):

@@ -310,9 +310,10 @@ class SubmanifoldDescent(Algorithm):
         fx, eg = self.problem.cost_and_egrad(x)
         return fx, M.norm(x, M.euclidean_to_riemannian_gradient(x, eg))
 
-    def finish(self, s, status):
+    def finish(self, s, ended, budget):
         if np.isnan(s.fun + s.stationarity):
             s.fun, s.stationarity = self.full_state(s.x)
+        return ended
 
     def step(self, s, budget):
         x, n = s.x, s.x.shape[0]

@@ -2,17 +2,18 @@ r"""Iterative hard thresholding with the two-step projection (IHT-2SP and its va
 the solver's loop, its post-processing (relax, prune, refit, exchange search) and the path."""
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 
 from .._core.problem import FiniteSumProblem, Problem
 from .._core.registry import register_method
-from .._core.result import Monitor, NonFiniteOracle, Status
+from .._core.result import NonFiniteOracle, Status
+from .._core.run import Algorithm, State, run
+from .._core.stopping import MaxIter, MaxTime, StepVerdict, verdict
 from ..manifolds import Euclidean
 from ..problems._sparse import LeastSquares
 from ..validation import check_array, check_choice, check_int, check_real, check_rng
-from ._loops import gradient_step, numba_loop, python_loop
+from ._loops import CompiledSteps, gradient_step, python_step
 from ._projection import TwoStep, check_constraint, resolve_selection
 from ._refit import exchange_search, refit_on_support
 from ._zeroth_order import zo_gradient
@@ -299,7 +300,6 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
     check_choice("jit", jit, ("auto", False))
     compiled = (jit == "auto" and isinstance(problem, LeastSquares)
                 and variant == "deterministic")
-    per_iterate = callback is not None or bool(history) or bool(disp)
     oracle = _Oracle(problem, variant, rng)
     if variant == "stochastic":
         oracle.b0 = check_int("batch_size", batch_size, low=1)
@@ -322,33 +322,7 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
     # the relaxed run only provides starts for the pruning: a looser tolerance suffices
     loop_tol = tol if k_work == k else max(tol, _RELAXED_TOL_SWAP if swap > 0 else _RELAXED_TOL)
 
-    run = SimpleNamespace(op=op, oracle=oracle, maxiter=maxiter, max_time=max_time,
-                          backtrack=backtrack, min_step=min_step, loop_tol=loop_tol,
-                          per_iterate=per_iterate, eta=eta, n_increases=0)
-    n_swaps = 0
-
-    def fields(x, nit):
-        """The own fields of the result at ``x``, iterate ``nit`` of the main run."""
-        return {"support": np.flatnonzero(x[:p]), "n_nonzero": int(np.count_nonzero(x[:p])),
-                "k_work": k_work, "best_iteration": nit, "n_increases": int(run.n_increases),
-                "step": run.eta, "selection": selection, "n_swaps": n_swaps,
-                "loop": "numba" if compiled else "python"}
-
-    monitor = run.monitor = Monitor(problem, callback, history, disp, measure=_MEASURE,
-                                    tol_name="tol", extra=("step",), x0=w, fields=fields,
-                                    maxiter=maxiter, max_time=max_time, tol=tol,
-                                    min_step=min_step)
-    f, g = oracle(w, 0)
-    monitor.iteration(0, w, f, math.sqrt(gradient_step(op, w, g, eta)[2]) / eta, step=eta)
-    loop = (numba_loop if compiled else python_loop)(run, w, f, np.ascontiguousarray(g), eta)
-    status, nit, eta = loop.status, loop.nit, loop.eta
-    f_best, x, g_best, best_it = loop.best
-    quick = status in (Status.CALLBACK, Status.MAXTIME)  # stop without the polishing runs
-    changed = True
-    if k_work > k and quick:
-        x = op(x, k)
-        f_best = problem.cost(x)
-    elif k_work > k:
+    if k_work > k:
         inner = dict(constraint=c, variant=variant, selection=selection, step=step,
                      lipschitz=lipschitz, maxiter=maxiter, tol=tol, refit=True, swap=0,
                      n_unconstrained=n_free, batch_size=batch_size,
@@ -357,31 +331,128 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
                      smoothing=smoothing, subspace_size=subspace_size, estimator=estimator,
                      min_step=min_step, refit_maxiter=refit_maxiter, jit=jit, rng=rng,
                      max_time=max_time)
-        x, f_best, n_swaps, polish = _prune_and_polish(problem, op, x, k, swap, eta, inner,
-                                                       monitor)
-        nit += sum(r.nit for r in polish)
-        run.n_increases += sum(r.n_increases for r in polish)
-        if any(r.status == Status.MAXTIME for r in polish):
-            status = Status.MAXTIME
-    elif swap > 0 and not quick:
-        x, f_best, n_swaps = exchange_search(problem, x, k, op.lower, op.upper, swap)
-    elif refit and not quick:
-        x, f_best = refit_on_support(problem, op, x, variant, eta, refit_maxiter)
+        finish = PruneAndPolish(k, swap, inner)
+    elif swap > 0:
+        finish = ExchangeSearch(k, swap)
+    elif refit:
+        finish = Refit(variant, refit_maxiter)
     else:
-        changed = False
-    g_x = oracle.gradient(x) if changed else g_best
-    gmap = float(np.linalg.norm(x - op(x - eta * g_x, k))) / eta
-    message = loop.message if status == loop.status else None
-    run.eta = eta
-    return monitor.result(x, f_best, gmap, nit, status, message, **fields(x, best_it))
+        finish = None
+    method = HardThresholding(op, oracle, compiled, eta, backtrack, loop_tol, finish,
+                              k, selection, dict(maxiter=maxiter, max_time=max_time, tol=tol,
+                                                 min_step=min_step))
+    return run(problem, method, w,
+               stop=StepVerdict() | MaxIter(maxiter) | MaxTime(max_time),
+               callback=callback, history=history, disp=disp)
 
 
-def _prune_and_polish(problem, op, x, k, swap, eta, inner, monitor):
+class HardThresholding(Algorithm):
+    """The IHT loop (:func:`~jitopt.sparse._loops.python_step` or its compiled chunks,
+    chosen once) at the working sparsity ``op.k``, then the post-processing ``finish``
+    (prune and polish, exchange search or refit; ``None`` for none) of its best iterate,
+    unless the run was stopped by the callback or the time limit."""
+
+    measure = _MEASURE
+    columns = ("step",)
+
+    def __init__(self, op, oracle, compiled, eta, backtrack, loop_tol, finish, k, selection,
+                 limits):
+        self.op, self.oracle, self.compiled, self.eta = op, oracle, compiled, eta
+        self.backtrack, self.loop_tol, self.post = backtrack, loop_tol, finish
+        self.k, self.selection, self.limits = k, selection, limits
+        self.min_step = limits["min_step"]
+        self.n_increases = self.n_swaps = 0
+        self.best_iteration = None  # of the iterate the result reports, once finished
+
+    def fields(self, x, nit):
+        p = self.op.p
+        return {"support": np.flatnonzero(x[:p]), "n_nonzero": int(np.count_nonzero(x[:p])),
+                "k_work": self.op.k, "n_increases": int(self.n_increases), "step": self.eta,
+                "best_iteration": nit if self.best_iteration is None else
+                self.best_iteration, "selection": self.selection, "n_swaps": self.n_swaps,
+                "loop": "numba" if self.compiled else "python"}
+
+    def start(self, problem, w):
+        self.problem = problem
+        f, g = self.oracle(w, 0)
+        gmap = math.sqrt(gradient_step(self.op, w, g, self.eta)[2]) / self.eta
+        g = np.ascontiguousarray(g)
+        s = State(w, f, gmap, self.measure, extra={"step": self.eta}, g=g, eta=self.eta,
+                  best=(f, w, g, 0))
+        self.steps = CompiledSteps(s) if self.compiled else python_step
+        return s
+
+    def step(self, s, budget):
+        if self.compiled:
+            return self.steps(self, s, budget)
+        return python_step(self, s)
+
+    def finish(self, s, ended, budget):
+        status, message = ended
+        f, x, g, self.best_iteration = self.steps.best_iterate() if self.compiled else s.best
+        eta, op, k = s.eta, self.op, self.k
+        quick = status in (Status.CALLBACK, Status.MAXTIME)  # stop without the polishing runs
+        changed = True
+        if op.k > k and quick:
+            x = op(x, k)
+            f = self.problem.cost(x)
+        elif self.post is not None and not quick:
+            x, f, polished = self.post(self, x, eta, budget)
+            s.nit += sum(r.nit for r in polished)
+            self.n_increases += sum(r.n_increases for r in polished)
+            if any(r.status == Status.MAXTIME for r in polished):
+                status = Status.MAXTIME
+        else:
+            changed = False
+        g_x = self.oracle.gradient(x) if changed else g
+        s.x, s.fun = x, f
+        s.stationarity = float(np.linalg.norm(x - op(x - eta * g_x, k))) / eta
+        self.eta = eta
+        if status != ended[0] or status != Status.CONVERGED:  # the message of the result
+            message = verdict(status, s, tol_name="tol", **self.limits)[1]
+        return status, message
+
+
+class Refit:
+    """The refit on the support of the best iterate (:func:`refit_on_support`)."""
+
+    def __init__(self, variant, maxiter):
+        self.variant, self.maxiter = variant, maxiter
+
+    def __call__(self, alg, x, eta, budget):
+        return refit_on_support(alg.problem, alg.op, x, self.variant, eta, self.maxiter) + ((),)
+
+
+class ExchangeSearch:
+    """The exchange search over supports of size ``k`` from the best iterate."""
+
+    def __init__(self, k, swap):
+        self.k, self.swap = k, swap
+
+    def __call__(self, alg, x, eta, budget):
+        x, f, alg.n_swaps = exchange_search(alg.problem, x, self.k, alg.op.lower,
+                                            alg.op.upper, self.swap)
+        return x, f, ()
+
+
+class PruneAndPolish:
+    """Relax -> prune -> refit after the run at the relaxed sparsity (:func:`_prune_and_polish`)."""
+
+    def __init__(self, k, swap, inner):
+        self.k, self.swap, self.inner = k, swap, inner
+
+    def __call__(self, alg, x, eta, budget):
+        x, f, alg.n_swaps, polished = _prune_and_polish(
+            alg.problem, alg.op, x, self.k, self.swap, eta, self.inner, budget.seconds)
+        return x, f, polished
+
+
+def _prune_and_polish(problem, op, x, k, swap, eta, inner, seconds_left):
     """Relax -> prune -> refit after a run at the relaxed sparsity ``op.k`` that ended at
     ``x``: two starts pruned to ``k`` by the selection rule (``x`` and its refit on its own
     support); from each, the exchange search (``swap > 0``), or :func:`iht` at ``k`` with
     the options ``inner`` (refitted at the end) and the refit of the pruned start itself as
-    a fallback. Returns ``(the best point, its cost, exchanges made, the results of the
+    a fallback; ``seconds_left()`` is the time the runs at ``k`` may take. Returns ``(the best point, its cost, exchanges made, the results of the
     runs at k)``; an oracle fault in a run at ``k`` is raised again, stopping the caller."""
     variant, maxiter = inner["variant"], inner["refit_maxiter"]
     starts = (x, refit_on_support(problem, op, x, variant, eta, maxiter)[0])
@@ -397,7 +468,7 @@ def _prune_and_polish(problem, op, x, k, swap, eta, inner, monitor):
             n_swaps += n
             cands = [(cand, f_cand)]
         else:
-            time_left = max(inner["max_time"] - monitor.elapsed(), 0.0)
+            time_left = max(seconds_left(), 0.0)
             res = iht(problem, pruned, k=k, **{**inner, "max_time": time_left})
             if "fault" in res:  # an oracle fault of the run at k stops this one
                 raise res.fault

@@ -4,17 +4,17 @@ Python loop for any oracle, and a Numba loop for the built-in least-squares prob
 (:func:`jitopt.problems.least_squares`) with the deterministic gradient."""
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 from numba import njit
 
 from .._core.result import NonFiniteOracle, Status
+from .._core.stopping import verdict
 from ..problems._sparse_kernels import least_squares_kernel
 from ..solvers._line_search import backtracking
 from ._kernels import iht_step
 
-__all__ = ["python_loop", "numba_loop"]
+__all__ = ["python_step", "CompiledSteps"]
 
 _STEP_GROWTH = 1.25  # backtracking: growth of the step after one accepted at once
 _CONTRACTION = 0.5
@@ -36,16 +36,13 @@ def gradient_step(op, w, g, eta):
     return out
 
 
-def python_loop(run, w, f, g, eta):
-    """Iterate from ``(w, f(w), g(w))`` with the first step ``eta``; ``run`` holds the
-    operator ``op``, the ``oracle``, the ``monitor`` and the limits, and gets the step
-    ``eta`` and the count ``n_increases`` as they change (for a fault result). Returns a
-    namespace with ``status, message, nit, eta, best = (f, w, g, iteration),
-    n_increases``."""
-    op, oracle, monitor = run.op, run.oracle, run.monitor
-    nit = n_increases = 0
-    best = (f, w, g, 0)
-    status = message = None
+def python_step(alg, s):
+    """One iteration from the state ``s`` (``x = w``, ``fun = f(w)``, ``g``, the step
+    ``eta``, the best iterate ``best = (f, w, g, iteration)``) with any oracle; ``alg``
+    holds the operator ``op``, the ``oracle`` and the options, and gets the step ``eta``
+    and the count ``n_increases`` as they change (for a fault result)."""
+    op, oracle = alg.op, alg.oracle
+    w, f, g, nit = s.x, s.fun, s.g, s.nit
 
     def trial(eta):
         # first entry: R(w+) minus its quadratic upper model at w (accepted when <= 0)
@@ -56,50 +53,37 @@ def python_loop(run, w, f, g, eta):
     def accept(eta, excess):
         return excess <= 1e-12 * abs(f)
 
-    while True:
-        if nit >= run.maxiter:
-            status = Status.MAXITER
-            break
-        if monitor.elapsed() >= run.max_time:
-            status = Status.MAXTIME
-            break
-        if run.backtrack:
-            eta_used, out, backtracks = backtracking(trial, accept, eta, _CONTRACTION,
-                                                     run.min_step)
-            if out is None:
-                eta = eta_used
-                status = Status.SMALL_STEP
-                break
-            _, f_new, g_new, w_new, dw2, wnorm, same_support = out
-            eta = eta_used * _STEP_GROWTH if backtracks == 0 else eta_used
-        else:
-            eta_used = eta
-            w_new, _, dw2, wnorm, same_support = gradient_step(op, w, g, eta)
-            f_new, g_new = oracle(w_new, nit + 1)
-        nit += 1
-        n_increases += f_new > f
-        run.eta, run.n_increases = eta, n_increases
-        move = math.sqrt(dw2)
-        w, f, g = w_new, f_new, g_new
-        if f < best[0]:
-            best = (f, w, g, nit)
-        # the gradient mapping ||w_t - 2SP(w_t - eta g_t)|| / eta at the previous iterate
-        if monitor.iteration(nit, w, f, move / eta_used, step=eta_used):
-            status = Status.CALLBACK
-            break
-        if same_support and move <= run.loop_tol * max(1.0, wnorm) and oracle.full_batch(nit):
-            status = Status.CONVERGED
-            message = _converged(move, wnorm, run.loop_tol)
-            break
-    return SimpleNamespace(status=status, message=message, nit=nit, eta=eta, best=best,
-                           n_increases=n_increases)
+    if alg.backtrack:
+        eta_used, out, backtracks = backtracking(trial, accept, s.eta, _CONTRACTION,
+                                                 alg.min_step)
+        if out is None:
+            s.eta = eta_used
+            return verdict(Status.SMALL_STEP, s)
+        _, f_new, g_new, w_new, dw2, wnorm, same_support = out
+        s.eta = eta_used * _STEP_GROWTH if backtracks == 0 else eta_used
+    else:
+        eta_used = s.eta
+        w_new, _, dw2, wnorm, same_support = gradient_step(op, w, g, eta_used)
+        f_new, g_new = oracle(w_new, nit + 1)
+    s.nit += 1
+    alg.n_increases += f_new > f
+    alg.eta = s.eta
+    move = math.sqrt(dw2)
+    s.x, s.fun, s.g = w_new, f_new, g_new
+    if f_new < s.best[0]:
+        s.best = (f_new, w_new, g_new, s.nit)
+    # the gradient mapping ||w_t - 2SP(w_t - eta g_t)|| / eta at the previous iterate
+    s.stationarity, s.extra = move / eta_used, {"step": eta_used}
+    if same_support and move <= alg.loop_tol * max(1.0, wnorm) and oracle.full_batch(s.nit):
+        s.verdict = Status.CONVERGED, _converged(move, wnorm, alg.loop_tol)
+    return None
 
 
 @njit(cache=True)
 def _steps(lo, hi, fpar, ipar, groups, k, rule, p, X, y, b, cache, slot, last, streak, counter,
            persist, w, f, g, eta, backtrack, min_step, loop_tol, n_steps, best, best_w,
            best_g):
-    """At most ``n_steps`` iterations of :func:`python_loop` (the same operations in the
+    """At most ``n_steps`` iterations of :func:`python_step` (the same operations in the
     same order) on least squares. ``best = [f, iteration]`` and ``best_w, best_g`` are
     updated in place (iterations counted from this call). Returns ``(code, steps, w, f, g,
     eta, eta_used, move, wnorm, n_increases, oracle calls)``, code 0 running, 1 converged,
@@ -155,51 +139,45 @@ def _steps(lo, hi, fpar, ipar, groups, k, rule, p, X, y, b, cache, slot, last, s
     return code, done, w, f, g, eta, eta_used, move, wnorm, n_increases, calls
 
 
-def numba_loop(run, w, f, g, eta):
-    """:func:`python_loop` for :class:`jitopt.problems.LeastSquares` in Numba: in steps of
-    one iteration when the monitor records each iterate (callback, history or disp), else
-    in chunks of up to :data:`_CHUNK` iterations between checks of ``max_time`` (one chunk
-    when there is no time limit)."""
-    op, problem, monitor = run.op, run.oracle.problem, run.monitor
-    args = problem.kernel_args
-    n = problem.n_samples
-    per_iterate = run.per_iterate
-    nit = n_increases = 0
-    best = np.array([f, 0.0])
-    best_w, best_g = w.copy(), g.copy()
-    status = message = None
-    while status is None:
-        if nit >= run.maxiter:
-            status = Status.MAXITER
-            break
-        if monitor.elapsed() >= run.max_time:
-            status = Status.MAXTIME
-            break
-        n_steps = run.maxiter - nit
-        if per_iterate:
-            n_steps = 1
-        elif run.max_time < np.inf:
+class CompiledSteps:
+    """:func:`python_step` for :class:`jitopt.problems.LeastSquares` in Numba: one
+    iteration per step when an observer wants every iterate (callback, history or disp),
+    else chunks of up to :data:`_CHUNK` iterations between checks of ``max_time`` (one
+    chunk to ``maxiter`` when there is no time limit)."""
+
+    def __init__(self, s):
+        self.best = np.array([s.fun, 0.0])  # [f, iteration] of the best iterate
+        self.best_w, self.best_g = s.x.copy(), s.g.copy()
+
+    def best_iterate(self):
+        """``(f, w, g, iteration)`` of the best iterate so far."""
+        return float(self.best[0]), self.best_w, self.best_g, int(self.best[1])
+
+    def __call__(self, alg, s, budget):
+        op, problem, best, nit = alg.op, alg.oracle.problem, self.best, s.nit
+        n_steps = 1 if budget.per_iterate else budget.iterations(s)
+        if not budget.per_iterate and budget.seconds() < np.inf:
             n_steps = min(n_steps, _CHUNK)
         best[1] -= nit  # iterations counted from this chunk
         (code, done, w, f, g, eta, eta_used, move, wnorm, increases, calls) = _steps(
-            *op.args, op.k, op.rule, op.p, *args, w, f, g, eta, run.backtrack, run.min_step,
-            run.loop_tol, n_steps, best, best_w, best_g)
+            *op.args, op.k, op.rule, op.p, *problem.kernel_args, s.x, s.fun, s.g, s.eta,
+            alg.backtrack, alg.min_step, alg.loop_tol, n_steps, best, self.best_w,
+            self.best_g)
         best[1] += nit
         problem.counts.nfev += calls
         problem.counts.njev += calls
-        problem.counts.nifo += calls * n
-        nit += done
-        n_increases += increases
-        run.eta, run.n_increases = eta, n_increases
+        problem.counts.nifo += calls * problem.n_samples
+        s.nit += done
+        alg.n_increases += increases
+        s.eta = alg.eta = eta
         if code == _NONFINITE:
             raise NonFiniteOracle("The least-squares objective or its gradient is not finite")
-        if done and monitor.iteration(nit, w, f, move / eta_used, step=eta_used):
-            status = Status.CALLBACK
-        elif code == _CONVERGED:
-            status = Status.CONVERGED
-            message = _converged(move, wnorm, run.loop_tol)
+        if not done:
+            return verdict(Status.SMALL_STEP, s)
+        s.x, s.fun, s.g = w, f, g
+        s.stationarity, s.extra = move / eta_used, {"step": eta_used}
+        if code == _CONVERGED:
+            s.verdict = Status.CONVERGED, _converged(move, wnorm, alg.loop_tol)
         elif code == _SMALL_STEP:
-            status = Status.SMALL_STEP
-    return SimpleNamespace(status=status, message=message, nit=nit, eta=eta,
-                           best=(float(best[0]), best_w, best_g, int(best[1])),
-                           n_increases=n_increases)
+            s.verdict = verdict(Status.SMALL_STEP, s)
+        return None
