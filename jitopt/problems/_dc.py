@@ -165,8 +165,8 @@ class DCProblem(BaseProblem):
         stream = self.stream
         batch_g, batch_h = stream.draw_pair(t, n_g, n_h, rng)
         # from the sizes, not the stream's counters, which concurrent runs share
-        self.counts.nifo += (max(n_g, n_h) if stream.shared
-                             else n_g + (0 if batch_h is None else n_h))
+        self.counts.add(nifo=max(n_g, n_h) if stream.shared
+                        else n_g + (0 if batch_h is None else n_h))
         if self.convex is None:
             try:
                 self.loss_batch(batch_g)
@@ -179,7 +179,7 @@ class DCProblem(BaseProblem):
         """``(value, subgradient)`` of :math:`\\bar h` at ``x`` (penalty part plus user part);
         counts one ``njev``."""
         check_shape("x", x, (self.dim,))
-        self.counts.njev += 1
+        self.counts.add(njev=1)
         val, sub = 0.0, np.zeros(self.dim)
         if self.penalty is not None:
             val += float(self.penalty.h_value(x))
@@ -204,7 +204,7 @@ class DCProblem(BaseProblem):
         """:math:`\\bar g(x)` on a batch (loss or user part plus the penalty's
         :math:`\\ell_1`); counts one ``nfev``."""
         check_shape("x", x, (self.dim,))
-        self.counts.nfev += 1
+        self.counts.add(nfev=1)
         l1 = self.lam_g * np.abs(x).sum()
         if self.convex is None:
             A, b = self.loss_batch(batch_g)

@@ -130,9 +130,7 @@ class LeastSquares(FiniteSumProblem):
     # the full oracles skip FiniteSumProblem's (for the Gram cache), so check x here
     def cost_and_egrad(self, x):
         self._check_point(x, "w")
-        self.counts.nfev += 1
-        self.counts.njev += 1
-        self.counts.nifo += self.n_samples
+        self.counts.add(nfev=1, njev=1, nifo=self.n_samples)
         f, g = self._full(x)
         return float(f), g
 
@@ -140,8 +138,7 @@ class LeastSquares(FiniteSumProblem):
         if idx is not None:
             return super().egrad(x, idx)
         self._check_point(x, "w")
-        self.counts.njev += 1
-        self.counts.nifo += self.n_samples
+        self.counts.add(njev=1, nifo=self.n_samples)
         return self._full(x)[1]
 
     def gram_block(self, support):
@@ -273,9 +270,7 @@ class Logistic(FiniteSumProblem):
         return self._fg(w, idx)[1]
 
     def cost_and_egrad(self, x):
-        self.counts.nfev += 1
-        self.counts.njev += 1
-        self.counts.nifo += self.n_samples
+        self.counts.add(nfev=1, njev=1, nifo=self.n_samples)
         self._check_point(x, "w")
         f, g = self._fg(x, self.all_samples)
         return float(f), g

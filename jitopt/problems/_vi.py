@@ -214,7 +214,7 @@ class VIProblem(BaseProblem):
         """The operator at ``x`` (a new array), counted in ``counts.nfev``; an exception of
         the operator or a result of the wrong shape raises ``OracleError``,
         a NaN or inf ``NonFiniteOracle`` (a solver run reports both as a failed result)."""
-        self.counts.nfev += 1
+        self.counts.add(nfev=1)
         f = self.call_oracle("operator", self.operator, np.array(x, dtype=float))
         if np.iscomplexobj(f):
             raise OracleError(f"The oracle operator must return a real array of shape "

@@ -252,7 +252,7 @@ class TrustRegions(Algorithm):
                     return chart.zero()
                 c = fd_step / wn
                 y = problem.manifold.tangent_chart(chart.retraction(c * w))
-                problem.counts.nhev += 1
+                problem.counts.add(nhev=1)
                 return (chart.moved_from(y, y.gradient(problem.egrad(y.x))) - g) / c
         path = []
 

@@ -164,9 +164,7 @@ class CompiledSteps:
             alg.backtrack, alg.min_step, alg.loop_tol, n_steps, best, self.best_w,
             self.best_g)
         best[1] += nit
-        problem.counts.nfev += calls
-        problem.counts.njev += calls
-        problem.counts.nifo += calls * problem.n_samples
+        problem.counts.add(nfev=calls, njev=calls, nifo=calls * problem.n_samples)
         s.nit += done
         alg.n_increases += increases
         s.eta = alg.eta = eta
