@@ -138,6 +138,46 @@ class Manifold:
         :math:`\\sqrt{\\dim}` unless the manifold says otherwise."""
         return float(np.sqrt(self.dim))
 
+    @property
+    def flat_metric(self):
+        """Whether the metric is the Frobenius product of real arrays (the base class's)."""
+        return type(self).inner_product is Manifold.inner_product and \
+            np.dtype(self.dtype).kind == "f"
+
+    @property
+    def projection_transport(self):
+        """Whether the transport is the projection onto the target tangent space (the base
+        class's)."""
+        return type(self).transport is Manifold.transport
+
+    #: whether the manifold is a linear space (one tangent space everywhere)
+    linear = False
+
+    @property
+    def max_step(self):
+        """The longest step :math:`t\\|d\\|` the Wolfe searches of rcg and rlbfgs try: the
+        typical distance (beyond it a retraction saturates on the compact manifolds, and
+        the exponential map of SPD overflows); unbounded on Euclidean spaces."""
+        return self.typical_dist
+
+    def normal_coordinates(self):
+        r"""``(normal, size)`` when the normal space at ``x`` is :math:`\{Xc\}` for small
+        :math:`c`, else None (here). ``normal(x, w)`` gives the coordinates :math:`c_j`
+        (flattened, ``size`` of them) of the normal parts :math:`(I - P)w_j = Xc_j` of the
+        rows ``w[j]``, each the transpose of a point-shaped array, flattened, with
+        :math:`\langle Xc, Xc'\rangle = \langle c, c'\rangle`; on a linear space there
+        are none (size 0). rlbfgs uses them to keep its pairs unprojected."""
+        if self.linear and self.flat_metric:  # no normal part
+            return (lambda x, w: np.zeros((w.shape[0], 0))), 0
+        return None
+
+    def pair_frame(self, isometric):
+        """The coordinates of the tangent spaces that rlbfgs stores its pairs in (see
+        :class:`AmbientFrame`): here the ambient vectors; with ``isometric``
+        those in which an isometric transport is the identity, where the manifold has
+        them."""
+        return AmbientFrame(self)
+
     def tangent_chart(self, x):
         """The coordinates of the tangent space at ``x`` that :func:`~jitopt.solvers.rtr`
         works in: here the manifold's own (ambient) vectors, with the manifold's metric,
@@ -290,6 +330,64 @@ class Manifold:
                 f"{name} is not tangent to {self} at the given point: "
                 f"distance to the tangent space = {off:.3e}"
             )
+
+
+class AmbientFrame:
+    """The manifold's own tangent vectors as the coordinates of the tangent spaces in which a
+    quasi-Newton method stores its pairs (:meth:`Manifold.pair_frame`): ``to(x, u)`` and
+    ``back(x, w)``, the inner product and the transport of stored vectors. The other frames
+    (the Lie algebra of O(n), the Cholesky coordinates of SPD, the tangent charts of the
+    fixed-rank matrices) live with their manifolds and have the same attributes.
+
+    Attributes
+    ----------
+    flat : bool
+        The metric is the Frobenius product of the coordinates.
+    ambient : bool
+        The coordinates are ambient vectors (an embedded manifold's pairs may carry normal
+        parts, see :meth:`Manifold.normal_coordinates`).
+    isometric : bool
+        Stored vectors need no transport (it is the identity in the coordinates).
+    packed_skew : bool
+        The coordinates are skew matrices, stored by their entries above the diagonal.
+    charts : bool
+        Coordinates are relative to the chart of their point: stored pairs keep its
+        singular bases.
+    line : callable or None
+        ``line(problem, x, dw)``, the line along the direction of coordinates ``dw``
+        (``phi(t) -> (f, slope, y, egrad, gw)``), where the coordinates have one.
+    """
+
+    ambient, isometric, packed_skew, charts = True, False, False, False
+    line = None
+
+    def __init__(self, M):
+        self.M = M
+        #: the metric is the Frobenius product of the coordinates
+        self.flat = M.flat_metric and (M.projection_transport or M.linear)
+
+    def to(self, x, u):
+        return u
+
+    def back(self, x, w):
+        return w
+
+    def inner(self, x, u, v):
+        return float(np.vdot(u, v)) if self.flat else self.M.inner_product(x, u, v)
+
+    def move(self, x, y, w):
+        """The transport of ``w`` from ``x`` to ``y``."""
+        return self.M.transport(x, y, w)
+
+    def forget(self, keep):
+        """Drop what was kept for points other than ``keep`` (once an iteration ends)."""
+
+    def move_rows(self, x, y, w):
+        """Transport in place the vectors ``w[j]`` (rows, each reshaped to a point's shape)
+        from ``x`` to ``y``."""
+        stack = w.reshape((w.shape[0],) + y.shape)
+        for j in range(w.shape[0]):
+            w[j] = np.reshape(self.M.transport(x, y, stack[j]), -1)
 
 
 class _AmbientChart:

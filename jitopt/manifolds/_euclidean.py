@@ -1,5 +1,7 @@
 """Euclidean space and the unit sphere."""
 
+import math
+
 import numpy as np
 
 from ..validation import check_rng
@@ -26,6 +28,8 @@ def _shape_from(shape, cls):
 
 class _Flat:
     """The geometry of a linear space: straight lines are the geodesics."""
+
+    linear = True
 
     def retraction(self, x, u):
         return x + u
@@ -73,6 +77,9 @@ class Euclidean(_Flat, Manifold):
 
     def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
         return ehess
+
+    #: the Wolfe searches try any step length
+    max_step = math.inf
 
     def transport(self, x1, x2, u):
         return u
@@ -123,6 +130,13 @@ class Sphere(Manifold):
         self._axes = tuple(range(1, len(shape) + 1))
         super().__init__(f"Sphere({dims}{copies})", lead + shape,
                          self.k * (int(np.prod(shape)) - 1), retraction)
+
+    def normal_coordinates(self):
+        """:meth:`Manifold.normal_coordinates`: the normal part of ``w`` is :math:`cx`, for
+        the sphere of vectors."""
+        if len(self.shape) != 1 or not (self.flat_metric and self.projection_transport):
+            return None
+        return (lambda x, w: (w @ x).reshape(-1, 1)), 1
 
     def _dot(self, a, b):
         """<a, b>, per copy (keeping the axes to broadcast) when k > 1."""

@@ -4,7 +4,7 @@ import numpy as np
 
 from ..validation import as_c_float as _c, check_rng
 from . import _kernels as K
-from ._base import Manifold
+from ._base import AmbientFrame, Manifold
 from ._oblique import _sizes
 from ._stiefel import qr_retraction
 
@@ -120,6 +120,12 @@ class FixedRankEmbedded(Manifold):
         own = not x.flags.writeable and x.base is None
         key = x if own else np.array(x, copy=True)
         self._cache = [(key, u, s, vt)] + self._cache[:3]
+
+    def pair_frame(self, isometric):
+        """The coordinates of the tangent charts
+        (:class:`ChartFrame`), whose transport is the
+        manifold's."""
+        return ChartFrame(self)
 
     def tangent_chart(self, x):
         r"""Isometric coordinates of the tangent space at ``x``
@@ -321,3 +327,50 @@ class TangentChart:
         if not s[-1] > 0.0:
             raise ValueError("the retraction step dropped the rank below k")
         return self.manifold.from_factors(u, s, vt)
+
+
+class ChartFrame(AmbientFrame):
+    """The tangent charts of the fixed-rank matrices, each kept for its point until
+    :meth:`forget` drops it: coordinates are in one chart, and a point's singular vectors,
+    computed again, may change sign."""
+
+    ambient, charts = False, True
+
+    def __init__(self, M):
+        self.M, self.flat = M, True
+        self._charts = {}  # id -> (point, chart): the charts in use
+
+    def chart(self, x):
+        key, chart = self._charts.get(id(x), (None, None))
+        if key is not x:
+            chart = self.M.tangent_chart(x)
+            self._charts[id(x)] = (x, chart)
+        return chart
+
+    def forget(self, keep):
+        self._charts = {id(keep): self._charts[id(keep)]} if id(keep) in self._charts else {}
+
+    def to(self, x, u):
+        return self.chart(x).of(u)
+
+    def back(self, x, w):
+        return self.chart(x).tangent(w)
+
+    def move(self, x, y, w):
+        """The transport of ``w`` (coordinates along the last axis)."""
+        return self.chart(y).moved_from(self.chart(x), w)
+
+    def line(self, problem, x, dw):
+        r""":math:`\varphi(t) = f(R_x(t d))` along the direction of coordinates ``dw``:
+        ``phi(t) -> (f, slope, y, egrad, gw)`` with ``gw`` the coordinates at :math:`y` of
+        the Riemannian gradient and the slope :math:`\langle \operatorname{grad} f(y),
+        T_{x\to y} d\rangle`."""
+        chart = self.chart(x)
+
+        def phi(t):
+            y = chart.retraction(t * dw)
+            f, eg = problem.cost_and_egrad(y)
+            here = self.chart(y)
+            gw = here.gradient(eg)
+            return f, float(np.dot(gw, here.moved_from(chart, dw))), y, eg, gw
+        return phi

@@ -1,10 +1,11 @@
 """Symmetric positive definite matrices with the affine-invariant metric."""
 
 import numpy as np
+import scipy.linalg
 
 from ..validation import as_c_float as _c, check_rng
 from . import _kernels as K
-from ._base import Manifold
+from ._base import AmbientFrame, Manifold
 
 __all__ = ["SPD"]
 
@@ -59,6 +60,13 @@ class SPD(Manifold):
         self.n, self.k = int(n), int(k)
         name, lead = (f"SPD({n}, k={k})", (self.k,)) if self.k > 1 else (f"SPD({n})", ())
         super().__init__(name, lead + (n, n), self.k * (n * (n + 1) // 2), retraction)
+
+    def pair_frame(self, isometric):
+        """The Cholesky coordinates (:class:`CholeskyFrame`) with
+        ``isometric`` on one copy; else the ambient vectors."""
+        if isometric and self.k == 1:
+            return CholeskyFrame(self)
+        return super().pair_frame(isometric)
 
     def inner_product(self, x, u, v):
         if self.k > 1:
@@ -180,3 +188,30 @@ class SPD(Manifold):
             return f"||X - Xᵀ||_F = {asym[i]:.3e} (not symmetric){where(i)}"
         i = int(np.argmin(lam))
         return f"smallest eigenvalue {lam[i]:.3e} is not positive{where(i)}" if lam[i] <= 0 else ""
+
+
+class CholeskyFrame(AmbientFrame):
+    r"""SPD matrices: :math:`U \mapsto L^{-1}UL^{-\top}` with :math:`X = LL^\top`."""
+
+    ambient, isometric = False, True
+
+    def __init__(self, M):
+        self.M, self.flat = M, True
+        self._chol = (None, None)
+
+    def _l(self, x):
+        if self._chol[0] is not x:
+            self._chol = (x, np.linalg.cholesky(x))
+        return self._chol[1]
+
+    def to(self, x, u):
+        l = self._l(x)
+        w = scipy.linalg.solve_triangular(l, u, lower=True)
+        return scipy.linalg.solve_triangular(l, w.T, lower=True)
+
+    def back(self, x, w):
+        l = self._l(x)
+        return l @ w @ l.T
+
+    def move(self, x, y, w):
+        return w

@@ -4,11 +4,13 @@ import math
 
 import numpy as np
 import scipy.linalg
+from numba import njit
 from scipy.linalg.lapack import dgeqrfp, dorgqr
 
 from ..validation import as_c_float as _c, check_rng
 from . import _kernels as K
-from ._base import Manifold
+
+from ._base import AmbientFrame, Manifold
 
 __all__ = ["Stiefel", "Grassmann", "Orthogonal"]
 
@@ -106,6 +108,21 @@ class _Copies(Manifold):
     @property
     def typical_dist(self):
         return math.sqrt(self.p)
+
+    def _normal_coordinates(self, symmetric):
+        """:meth:`Manifold.normal_coordinates`: the normal part of ``w`` is :math:`Xc` with
+        :math:`c` symmetric (Stiefel, O(n)) or any :math:`p\\times p` (Grassmann: the
+        transposes of the :math:`c`, which have the same inner products)."""
+        if self.k != 1 or not (self.flat_metric and self.projection_transport):
+            return None
+
+        def normal(x, w):
+            n, p = x.shape
+            # the (X^T w_j)^T, whose inner products are those of the X^T w_j
+            ct = (w.reshape(-1, n) @ x).reshape(w.shape[0], p, p)
+            c = 0.5 * (ct + np.swapaxes(ct, 1, 2)) if symmetric else ct
+            return c.reshape(w.shape[0], -1)
+        return normal, self.p ** 2
 
     def _setup(self, cls, n, p, k, dim, retraction, name=None):
         self.k = _check_k(cls, k)
@@ -209,6 +226,9 @@ class Stiefel(_Copies):
         sym = 0.5 * (xtg + _t(xtg))
         return lambda u: self.projection(x, ehess(x, u) - u @ sym)
 
+    def normal_coordinates(self):
+        return self._normal_coordinates(symmetric=True)
+
 
 class Grassmann(_Copies):
     r"""The Grassmann manifold of :math:`p`-dimensional subspaces of :math:`\mathbb R^n`.
@@ -286,6 +306,9 @@ class Grassmann(_Copies):
         if self.k > 1:
             return float(np.linalg.norm(_each(K.principal_angles, x, y)))
         return float(np.linalg.norm(K.principal_angles(x, y)))
+
+    def normal_coordinates(self):
+        return self._normal_coordinates(symmetric=False)
 
 
 class Orthogonal(Stiefel):
@@ -404,6 +427,13 @@ class Orthogonal(Stiefel):
                    "component of O(n)")
         return why
 
+    def pair_frame(self, isometric):
+        """The Lie algebra (:class:`LieFrame`) with ``isometric``
+        on one copy; else the ambient vectors."""
+        if isometric and self.k == 1:
+            return LieFrame(self)
+        return super().pair_frame(isometric)
+
 
 def _expm_skew(omega):
     """exp(Ω) for a real skew-symmetric Ω, orthogonal to rounding for any norm of Ω.
@@ -413,3 +443,61 @@ def _expm_skew(omega):
     """
     lam, v = np.linalg.eigh(1j * omega)
     return np.real((v * np.exp(-1j * lam)) @ v.conj().T)
+
+
+class LieFrame(AmbientFrame):
+    r"""The Lie algebra of O(n): :math:`U = X\Omega \mapsto \Omega`."""
+
+    ambient, isometric, packed_skew = False, True, True
+
+    def __init__(self, M):
+        self.M, self.flat = M, True
+
+    def to(self, x, u):
+        return x.T @ u
+
+    def back(self, x, w):
+        return x @ w
+
+    def move(self, x, y, w):
+        return w
+
+    def line(self, problem, x, dw):
+        r""":math:`\varphi(t) = f(R_x(t X\Omega))` for the Wolfe search:
+        ``phi(t) -> (f, slope, y, egrad, gw)`` with :math:`g_w = \mathrm{skew}(Y^\top
+        \nabla f(Y))` the coordinates of the Riemannian gradient at :math:`Y` and the slope
+        :math:`\langle g_w, \Omega\rangle` (the left translation as the transport)."""
+        M = problem.manifold
+
+        def phi(t):
+            y = lie_retraction(M, x, t * dw)
+            f, eg = problem.cost_and_egrad(y)
+            a = y.T @ eg
+            gw = 0.5 * (a - a.T)
+            return f, float(np.vdot(gw, dw)), y, eg, gw
+        return phi
+
+
+@njit(cache=True)
+def _cayley_left(x, omega):
+    """x (I - Ω/2)^-1 (I + Ω/2) = 2 x (I - Ω/2)^-1 - x for skew Ω, by one solve with
+    (I - Ω/2)ᵀ = I + Ω/2."""
+    b = np.eye(x.shape[0]) + 0.5 * omega
+    z = np.linalg.solve(b, np.ascontiguousarray(x.T))
+    return 2.0 * z.T - x
+
+
+def lie_retraction(M, x, omega):
+    r"""``M.retraction(x, x @ omega)`` on :class:`~jitopt.manifolds.Orthogonal` (one copy)
+    from the Lie-algebra coordinates :math:`\Omega`: :math:`X\,Q(I + \Omega)`,
+    :math:`X\,\mathrm{polar}(I + \Omega)`, :math:`X\,\mathrm{cay}(\Omega)` or
+    :math:`X\exp(\Omega)`, with no :math:`n\times n` product to form :math:`X\Omega`
+    for the Cayley transform."""
+    name = M.retraction_name
+    if name == "cayley":
+        return _cayley_left(x, omega)
+    if name == "exp":
+        return x @ _expm_skew(0.5 * (omega - omega.T))
+    eye = np.eye(M.n)
+    q = K.polar_retraction(eye, omega) if name == "polar" else qr_retraction(eye, omega)
+    return x @ q

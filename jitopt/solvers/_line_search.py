@@ -6,9 +6,8 @@ import math
 import numpy as np
 
 from .._core.result import NonFiniteOracle
-from ..manifolds import Euclidean, Manifold
 
-__all__ = ["backtracking", "armijo", "wolfe", "manifold_line", "longest_step"]
+__all__ = ["backtracking", "armijo", "wolfe", "manifold_line"]
 
 
 def armijo(reference, slope, sufficient_decrease, allowance=0.0):
@@ -32,7 +31,7 @@ def _evaluated(trial, step, n_values):
     :class:`~jitopt.NonFiniteOracle`, is raised as :class:`~jitopt.NonFiniteOracle`
     naming the trial step (a solver run reports it as ``Status.NONFINITE``); it is never
     read as a step too long. Trials stay where a retraction is defined through the step
-    cap of :func:`longest_step`.
+    cap of :attr:`Manifold.max_step <jitopt.manifolds.Manifold.max_step>`.
     """
     try:
         out = trial(step)
@@ -220,8 +219,7 @@ def manifold_line(problem, x, d):
     projection :math:`P_y`) the slope is :math:`\langle g, P_y d\rangle = \langle g,
     d\rangle`, with no transport."""
     M = problem.manifold
-    embedded = (type(M).transport is Manifold.transport
-                and type(M).inner_product is Manifold.inner_product)
+    embedded = M.flat_metric and M.projection_transport
 
     def phi(t):
         y = M.retraction(x, t * d)
@@ -232,9 +230,3 @@ def manifold_line(problem, x, d):
         return f, slope, y, eg, g
     return phi
 
-
-def longest_step(M):
-    """The longest step :math:`t\\|d\\|` the Wolfe searches of rcg and rlbfgs try: the
-    typical distance (beyond it a retraction saturates on the compact manifolds, and
-    the exponential map of SPD overflows), unbounded on Euclidean spaces."""
-    return math.inf if isinstance(M, Euclidean) else M.typical_dist

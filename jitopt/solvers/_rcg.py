@@ -7,7 +7,7 @@ from .._core.result import Status
 from .._core.run import Algorithm, State, run
 from .._core.stopping import CommonStop, Stalled, verdict
 from ..validation import check_choice, check_limits, check_real, check_rng
-from ._line_search import longest_step, manifold_line, wolfe
+from ._line_search import manifold_line, wolfe
 
 __all__ = ["rcg"]
 
@@ -153,7 +153,7 @@ class ConjugateGradient(Algorithm):
 
     def start(self, problem, x):
         self.problem, M = problem, problem.manifold
-        self.reach = longest_step(M)
+        self.reach = M.max_step
         f, eg = problem.cost_and_egrad(x)
         g = M.euclidean_to_riemannian_gradient(x, eg)
         gnorm = M.norm(x, g)

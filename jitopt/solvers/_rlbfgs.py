@@ -7,8 +7,8 @@ from .._core.result import Status
 from .._core.run import Algorithm, State, run
 from .._core.stopping import CommonStop, verdict
 from ..validation import check_choice, check_int, check_limits, check_real, check_rng
-from ._line_search import longest_step, manifold_line, wolfe
-from ._riemannian_kernels import Frame, PairMemory
+from ._line_search import manifold_line, wolfe
+from ._riemannian_kernels import PairMemory
 
 __all__ = ["rlbfgs"]
 
@@ -151,15 +151,15 @@ class LBFGS(Algorithm):
 
     def start(self, problem, x):
         self.problem, M = problem, problem.manifold
-        self.reach = longest_step(M)
+        self.reach = M.max_step
         f, eg = problem.cost_and_egrad(x)
         g = M.euclidean_to_riemannian_gradient(x, eg)
         gnorm = M.norm(x, g)
-        self.frame = frame = Frame(M, self.isometric)
+        self.frame = frame = M.pair_frame(self.isometric)
         self.pairs = PairMemory(frame, self.memory, np.shape(frame.to(x, g)))
         # on O(n) the whole iteration runs in the Lie algebra, on the fixed-rank matrices in
         # the tangent charts: no ambient vectors
-        self.coords = frame.kind in ("orthogonal", "chart") and problem.has_cost_and_egrad
+        self.coords = frame.line is not None and problem.has_cost_and_egrad
         self.failed = False  # the last line search found no decrease
         return State(x, f, gnorm, self.measure, extra={"pairs": 0}, g=g,
                      gw=frame.to(x, g),  # the gradient in the frame's coordinates
@@ -185,7 +185,7 @@ class LBFGS(Algorithm):
             self.reset(s)
             dw, slope, dnorm = -s.gamma * gw, -s.gamma * gnorm * gnorm, s.gamma * gnorm
             d = None if self.coords else -s.gamma * g
-        line = self.frame.coordinate_line(self.problem, x, dw) if self.coords else \
+        line = self.frame.line(self.problem, x, dw) if self.coords else \
             manifold_line(self.problem, x, d)
         t, out, _ = wolfe(line, s.fun, slope, 1.0, c1=self.c1, c2=self.c2,
                           approximate=self.approximate, max_step=self.reach / dnorm)
