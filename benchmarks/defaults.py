@@ -14,7 +14,9 @@ EVI: ``correlated_equilibrium`` with its defaults against a grid of learners, ga
 intervals and weightings (each with the default reweighting), on zero-sum and general-sum
 games, each from the uniform start and three random starts, rock-paper-scissors also
 relabelled and rescaled (``tol`` scaled alike). Every setting is judged by its worst run of a
-problem; a run passes when it certifies ``gap <= tol`` within half of ``maxiter``.
+problem; a run passes when it certifies ``gap <= tol`` within half of ``maxiter``. Then
+``deviations="linear"`` (ALCE gaps, same tolerances) with its defaults alone, on the same
+runs.
 
 One function per method family returns its rows (``SECTIONS``).
 """
@@ -334,11 +336,28 @@ EVI_COLUMNS = [("problem", "s"), ("default (s)", ".3f"), ("rounds", "d"),
                ("ratio", ".2f"), ("gap/tol", ".1e"), ("default", "s")]
 
 
+def evi_alce_rows(quick=False):
+    """One row per problem for ``deviations="linear"`` (ALCE) with its defaults, no grid:
+    ``(problem, CPU seconds, rounds, gap / tol, "pass" or "FAIL")``, each the worst over the
+    problem's runs (one run each, the first copy only with ``quick``)."""
+    rows = []
+    for name, copies in evi_battery():
+        t, nit, ratio, ok = _worst(copies[:1] if quick else copies,
+                                   {"deviations": "linear"}, 1)
+        rows.append((name, t, nit, ratio, "pass" if ok else "FAIL"))
+    return rows
+
+
 def evi_section(args):
     print("\n=== evi: correlated_equilibrium with its defaults (prm+, every 100, uniform "
           'weighting, reweight="cg") against the best of the grid; CPU seconds and rounds of '
           "the worst run over the starts and copies ===")
     print_table(EVI_COLUMNS, evi_rows(args.quick, 1 if args.quick else 3))
+    print('\n=== evi: correlated_equilibrium(deviations="linear") (ALCE) with its defaults '
+          "(prm+, uniform weighting, reweight=True over up to 1000 iterates); CPU seconds, "
+          "rounds and gap / tol of the worst run ===")
+    print_table([("problem", "s"), ("default (s)", ".3f"), ("rounds", "d"),
+                 ("gap/tol", ".1e"), ("default", "s")], evi_alce_rows(args.quick))
 
 
 def serena_section(args):

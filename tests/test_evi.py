@@ -489,6 +489,29 @@ def test_compiled_operator_overflow_is_nonfinite():
     assert np.isfinite(res.x).all()
 
 
+@pytest.mark.parametrize("reweight", [True, "cg"])
+def test_reweighting_lp_at_its_pivot_bound_is_skipped(monkeypatch, reweight):
+    """A reweighting LP that reaches its bound on simplex pivots (none allowed for
+    ``True``; for ``"cg"``, whose small restricted LPs HiGHS's presolve may solve without
+    a pivot, every solve reports the bound) is skipped: the run returns what the regret
+    loop alone returns."""
+    from jitopt.solvers import ColumnGeneration, _evi_domains
+
+    rng = np.random.default_rng(4)
+    problem = VIProblem(_nonmonotone(5, rng), Box(0.0, 1.0), dim=5)
+    plain = evi(problem, tol=1e-9, maxiter=200, rng=1, weighting="uniform")
+    rw = evi(problem, tol=1e-9, maxiter=200, rng=1, weighting="uniform", reweight=reweight)
+    assert rw.gap < 0.5 * plain.gap  # the LP helps when it may pivot
+    monkeypatch.setattr(_evi_domains, "LP_PIVOTS", 0)
+    monkeypatch.setattr(ColumnGeneration, "solve", lambda self: None)
+    bounded = evi(problem, tol=1e-9, maxiter=200, rng=1, weighting="uniform",
+                  reweight=reweight)
+    assert bounded.status == Status.MAXITER and bounded.gap == plain.gap
+    assert bounded.nfev == plain.nfev  # no new points either
+    np.testing.assert_array_equal(bounded.points, plain.points)
+    np.testing.assert_array_equal(bounded.weights, plain.weights)
+
+
 def test_lp_failure_is_inner_failure(monkeypatch):
     def failing(self, *args, **kwargs):
         raise RuntimeError("the reweighting LP failed: infeasible")

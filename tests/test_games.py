@@ -93,6 +93,41 @@ def test_default_ce_is_certified_on_the_battery(name, game, tol):
         np.testing.assert_allclose(ce, res.gap_ce, atol=1e-9 * tol)
 
 
+@pytest.mark.parametrize("name,game,tol", [g for g in _battery() if "zero-sum" in g[0]
+                                           or "RPS" in g[0] or "rock" in g[0]],
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_default_alce_is_certified_on_zero_sum_games(name, game, tol):
+    """deviations="linear": the defaults certify an ALCE gap of 1e-4 (scaled with the
+    payoffs) on the zero-sum games of the battery, from the uniform start and random starts,
+    within half of evi's default maxiter; the gap is recomputed from the mixture, and the
+    CE gap of its joint distribution is at most the ALCE gap."""
+    for start in (None, 0, 1):
+        res = game.correlated_equilibrium(tol=tol, deviations="linear", rng=start,
+                                          maxiter=10000)
+        assert res.success and res.gap <= tol
+        assert game.mixture_gaps(res.points, res.weights).gap <= tol * (1 + 1e-9)
+        ce = game.ce_gap(game.joint_distribution(res.points, res.weights))
+        assert ce.sum() <= res.gap + 1e-9 * tol
+
+
+def test_reweighting_starts_once_the_gap_nears_tol():
+    """With gap checks at rounds 1, 2, 4, ... only (``check_every`` beyond ``maxiter``) the
+    scheduled reweighting never comes before ``maxiter``; the column generation starts at
+    the first check whose gap is within ``EARLY_GAP * tol`` and certifies the CE long before
+    the regret loop alone would (its gap stays above ``tol`` at ``maxiter``)."""
+    A = np.random.default_rng(1).uniform(-1, 1, (10, 10))
+    game = NormalFormGame([A, -A])
+    for start in (None, 0, 1):
+        plain = game.correlated_equilibrium(tol=1e-3, rng=start, maxiter=1000,
+                                            check_every=10**6, reweight=False)
+        assert plain.gap > 1e-3
+        res = game.correlated_equilibrium(tol=1e-3, rng=start, maxiter=1000,
+                                          check_every=10**6)
+        assert res.success and res.gap <= 1e-3 and res.nit <= 500
+        ce = game.ce_gap(game.joint_distribution(res.points, res.weights))
+        assert ce.sum() <= 1e-3 * (1 + 1e-9)
+
+
 def test_best_gap_check_is_returned():
     """Rock-paper-scissors from a point 1e-6 away from its equilibrium: the regrets are
     tiny, but regret matching is scale-free and turns them into pure moves, so the gap

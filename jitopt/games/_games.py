@@ -51,12 +51,15 @@ class _GameBase:
         :func:`~jitopt.solvers.evi`, with other defaults. With ``deviations="ce"``:
         ``learner="prm+"`` (predictive regret matching+), ``weighting="uniform"``,
         ``check_every=100`` and ``reweight="cg"`` (the column generation over the iterates,
-        after 200 rounds and each time the rounds double), chosen on the defaults battery
-        (``python -m benchmarks defaults``): without the reweighting, zero-sum games
-        converge like :math:`1/T` only, and linear weighting needs up to eight times more
-        rounds on them. With ``deviations="linear"``: ``learner="prm+"``, the others those of
-        :func:`~jitopt.solvers.evi` (the plain regret loop). Pass ``reweight=False`` for the
-        plain regret loop.
+        after 200 rounds, or at the first gap check within ``20 * tol`` if earlier, then
+        each time the rounds double), chosen on the defaults battery (``python -m benchmarks
+        defaults``): without the reweighting, zero-sum games converge like :math:`1/T` only,
+        and linear weighting needs up to eight times more rounds on them. With
+        ``deviations="linear"``: ``learner="prm+"``, ``weighting="uniform"``,
+        ``reweight=True`` with ``reweight_max=1000`` (the LP over up to 1000 iterates, after
+        100 rounds, then each time the rounds double), which certifies ALCE gaps of
+        :math:`10^{-4}` on the zero-sum games of the battery, out of reach of the regret loop
+        alone. Pass ``reweight=False`` for the plain regret loop.
 
         Examples
         --------
@@ -71,9 +74,11 @@ class _GameBase:
         (True, True)
         """
         check_choice("deviations", deviations, ("ce", "linear"))
-        defaults = {"learner": "prm+"}
+        defaults = {"learner": "prm+", "weighting": "uniform"}
         if deviations == "ce":
-            defaults.update(weighting="uniform", check_every=100, reweight="cg")
+            defaults.update(check_every=100, reweight="cg")
+        else:
+            defaults.update(reweight=True, reweight_max=1000)
         return evi(self.vi_problem(), tol=tol, deviations=deviations,
                    **{**defaults, **options})
 

@@ -84,9 +84,11 @@ def evi(problem, x0=None, *, deviations="linear", method="ggm", learner="rm+",
         reweighted one). For ``"eah"``: points between reweighting LPs.
     reweight : {False, True, "cg"}
         ``True``: also try the LP that minimises the gap over the weights of (at most
-        ``reweight_max``, evenly spaced) iterates, after ``2 * check_every`` rounds, then
-        each time the number of rounds doubles, and at the end; its weights are kept when
-        they lower the gap, and the run stops as soon as that gap is at most ``tol``.
+        ``reweight_max``, evenly spaced) iterates, after ``2 * check_every`` rounds (or at
+        the first gap check within ``20 * tol``, if earlier), then each time the number of
+        rounds doubles, and at the end of a run above ``tol``; its weights are kept when
+        they lower the gap, and the run stops as soon as that gap is at most ``tol``. An LP
+        that reaches its bound of 50 simplex pivots per row and column is skipped.
         ``"cg"`` (box, simplex, product of simplices with ``deviations="ce"``): on the same
         schedule, up to ``reweight_max`` restricted LPs of a row and column generation over
         all iterates, which also adds fixed points of the LP's dual (worst) deviations as

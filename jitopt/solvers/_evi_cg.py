@@ -3,6 +3,7 @@ row and column generation, with new points at the fixed points of its dual devia
 
 import numpy as np
 
+from . import _evi_domains
 from . import _evi_kernels as _k
 from ._evi_gap import report
 
@@ -152,19 +153,22 @@ class ColumnGeneration:
 
     def solve(self):
         """Solve the restricted LP from the previous basis (once more from scratch if that
-        fails; a ``RuntimeError`` if HiGHS does not find its optimum within 50 pivots per
-        row and column); its weights, value, ``v`` and the normalised row duals
-        :math:`\\pi` (one distribution over the active experts of each group)."""
-        h = self.h
+        fails); its weights, value, ``v`` and the normalised row duals :math:`\\pi` (one
+        distribution over the active experts of each group), None if HiGHS does not find
+        its optimum within ``LP_PIVOTS`` pivots per row and column, a ``RuntimeError`` if
+        it fails otherwise."""
+        h, status = self.h, self.highspy.HighsModelStatus
         h.setOptionValue("simplex_strategy", 1 if self.dual else 4)
-        # a bound on the pivots (HiGHS can cycle on degenerate LPs), deterministic
-        h.setOptionValue("simplex_iteration_limit", 50 * (h.getNumRow() + h.getNumCol()))
+        h.setOptionValue("simplex_iteration_limit",
+                         _evi_domains.LP_PIVOTS * (h.getNumRow() + h.getNumCol()))
         self.dual = False
         h.run()
-        if h.getModelStatus() != self.highspy.HighsModelStatus.kOptimal:
+        if h.getModelStatus() != status.kOptimal:
             h.clearSolver()  # the warm start failed (seen on degenerate LPs): start afresh
             h.run()
-        if h.getModelStatus() != self.highspy.HighsModelStatus.kOptimal:
+        if h.getModelStatus() == status.kIterationLimit:
+            return None
+        if h.getModelStatus() != status.kOptimal:
             raise RuntimeError("the reweighting LP failed: "
                                f"{h.modelStatusToString(h.getModelStatus())}")
         sol = h.getSolution()
@@ -186,7 +190,8 @@ class ColumnGeneration:
     def run(self, Yit, Fit, FXit, tol, budget, stop=None):
         """Up to ``budget`` restricted LPs over the iterates ``Yit`` (internal coordinates),
         their values ``Fit`` (internal) and ``FXit`` (original), fewer if ``stop()`` turns
-        true; returns the best mixture ``(Y, Fy, Fx, weights, report)``."""
+        true or an LP reaches the pivot bound; returns the best mixture ``(Y, Fy, Fx,
+        weights, report)``, None if the first LP reached the bound."""
         dom, T = self.dom, Yit.shape[0]
         if self.unit is None:
             top = float(np.abs(Fit).max(initial=0.0))
@@ -207,7 +212,10 @@ class ColumnGeneration:
             if it and stop is not None and stop():
                 break
             cols = self.columns
-            lam, val, v, pi = self.solve()
+            sol = self.solve()
+            if sol is None:  # the pivot bound: the call ends with its best LP so far
+                break
+            lam, val, v, pi = sol
             vals, mins = self._vals(self.pool_y[cols], self.pool_f[cols], lam)
             gap = float(lam @ s_pool[cols]) - float(mins.sum())
             if best is None or gap < best[0]:
@@ -252,6 +260,8 @@ class ColumnGeneration:
                 break  # nothing new to add
             if add.size:
                 self._add_cols(add)
+        if best is None:
+            return None
         # the next call's pool has the same generated points first, then the iterates
         idx, lam = best[1], best[2]
         Y, Fy, Fx = self.pool_y[idx], pF[idx], pX[idx]

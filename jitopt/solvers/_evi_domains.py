@@ -18,6 +18,10 @@ import numpy as np
 from ..sets import Polytope, ProductOfSimplices, Simplex
 from . import _evi_kernels as _k
 
+#: simplex pivots allowed per row and column of a reweighting LP: a deterministic bound on
+#: its work (HiGHS can cycle on degenerate LPs)
+LP_PIVOTS = 50
+
 __all__ = ["EVIDomain", "deviation_lp", "block_experts"]
 
 
@@ -284,11 +288,11 @@ class EVIDomain:
 
     def reweight(self, Y, Fy, ce=False):
         r"""Weights :math:`\lambda \in \Delta_T` minimising the gap of
-        :math:`\sum_t \lambda_t \delta_{y_t}` (one HiGHS LP). ``Y, Fy`` are internal
+        :math:`\sum_t \lambda_t \delta_{y_t}` (one HiGHS LP), or None when HiGHS stops at
+        its bound of ``LP_PIVOTS`` pivots per row and column. ``Y, Fy`` are internal
         coordinates, except on a polytope where they are original points and values.
         ``ce=True`` minimises the per-block linear (CE) gap on a product of simplices."""
         import scipy.sparse as sp
-        from scipy.optimize import linprog
 
         top = float(np.abs(Fy).max(initial=0.0))
         if 0.0 < top < np.inf:  # HiGHS's tolerances are absolute; the weights are scale-free
@@ -334,12 +338,7 @@ class EVIDomain:
             bounds = [(0, None)] * T + [(None, None)] * (n + ntau)
         A_ub = sp.csr_matrix(np.array(rows))
         A_eq = sp.csr_matrix(np.concatenate([np.ones(T), np.zeros(len(cost) - T)])[None, :])
-        r = linprog(cost, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=[1.0],
-                    bounds=bounds, method="highs")
-        if r.status != 0:
-            raise RuntimeError(f"the reweighting LP failed: {r.message}")
-        lam = np.maximum(r.x[:T], 0.0)
-        return lam / lam.sum()
+        return _weights_lp(cost, A_ub, A_eq, bounds, T)
 
     # -- deviation experts (for column generation) -----------------------------------------
 
@@ -415,7 +414,6 @@ def _reweight_polytope(A, b, X, Fx, s):
     r"""min over lambda, Y (m x d), z >= 0 of s.lam + b.z s.t. A^T Y = -M(lam),
     A^T z = -Fbar(lam), z b^T - Y A^T >= 0 (the dual of Thm D.1)."""
     import scipy.sparse as sp
-    from scipy.optimize import linprog
 
     T, d = X.shape
     m = A.shape[0]
@@ -435,8 +433,19 @@ def _reweight_polytope(A, b, X, Fx, s):
     A_ub = sp.hstack([sp.csr_matrix((m * m, T)), ubY, ubz]).tocsr()
     cost = np.concatenate([s, np.zeros(nY), b])
     bounds = [(0, None)] * T + [(None, None)] * nY + [(0, None)] * m
-    r = linprog(cost, A_ub=A_ub, b_ub=np.zeros(m * m), A_eq=A_eq, b_eq=b_eq, bounds=bounds,
-                method="highs")
+    return _weights_lp(cost, A_ub, A_eq, bounds, T, b_eq)
+
+
+def _weights_lp(cost, A_ub, A_eq, bounds, T, b_eq=(1.0,)):
+    """The first ``T`` variables, normalised, of the LP min cost.x s.t. A_ub x <= 0,
+    A_eq x = b_eq, within ``LP_PIVOTS`` pivots per row and column (None beyond)."""
+    from scipy.optimize import linprog
+
+    limit = LP_PIVOTS * (A_ub.shape[0] + A_eq.shape[0] + len(cost))
+    r = linprog(cost, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=b_eq,
+                bounds=bounds, method="highs", options={"maxiter": limit})
+    if r.status == 1:  # the iteration limit
+        return None
     if r.status != 0:
         raise RuntimeError(f"the reweighting LP failed: {r.message}")
     lam = np.maximum(r.x[:T], 0.0)

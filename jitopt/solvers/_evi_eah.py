@@ -93,15 +93,17 @@ def _fixed_point_full(K, c, zc):
 
 
 def _weights(dom, X, Fx, best):
-    """The reweighting LP over the points so far; the better of its mixture and ``best``."""
+    """The reweighting LP over the points so far; the better of its mixture and ``best``
+    (``best`` when the LP reached its pivot bound)."""
     Xa, Fa = np.array(X), np.array(Fx)
+    Y, Fy = (Xa, Fa) if dom.lift else (dom.to_y(Xa), dom.f_to_y(Fa))
+    lam = dom.reweight(Y, Fy)
+    if lam is None:
+        return best
     if dom.lift:
-        lam = dom.reweight(Xa, Fa)
         lin, con = dom.lp_gaps(Xa, Fa, lam)
         rep = OptimizeResult(gap=float(lin), gap_con=float(con))
     else:
-        Y, Fy = dom.to_y(Xa), dom.f_to_y(Fa)
-        lam = dom.reweight(Y, Fy)
         rep = closed_report(dom, Y, Fy, lam)
     if rep.gap < best.gap:
         keep = lam > 0
