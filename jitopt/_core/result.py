@@ -387,6 +387,18 @@ class Monitor:
             nfev, njev, _ = self.counts()
             print(f"{nit:6d} {fun:22.15e} {stationarity:12.4e} {nfev:7d} {njev:7d}")
 
+    def final_row(self, nit, fun, stationarity, **extra):
+        """Make the last history row that of the result ``fun`` when it changed after the
+        last row (its value beyond rounding, or the oracle calls): no display, no
+        callback."""
+        if self.history is None:
+            return
+        nfev = self.history.as_arrays()["nfev"][-1]
+        changed = not abs(self.last[2] - fun) <= 1e-9 * abs(fun)  # beyond rounding
+        if changed or nfev != self.counts()[0]:
+            self.history.record(nit, self.elapsed(), fun, stationarity, self.counts(),
+                                tuple(extra.get(name, np.nan) for name in self.extra))
+
     def limit_reached(self, nit, fun, stationarity):
         """The status of the first common stopping test that holds at iterate ``nit``, or
         ``None``: the tolerance (``stationarity`` at most the limit named ``tol_name``),

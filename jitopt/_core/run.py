@@ -42,6 +42,8 @@ Gradient descent with a fixed step on :math:`f(x) = \\|x\\|^2/2`:
 ('CONVERGED', 11, 12)
 """
 
+import numpy as np
+
 from .result import Monitor, Status
 from .stopping import verdict
 
@@ -77,11 +79,16 @@ class Algorithm:
         and a fault result holds the last one instead of the best.
     columns : tuple of str
         The method's own history columns, read from ``state.extra``.
+    final_row : bool
+        The history ends with a row of the result when ``finish`` changed its value (beyond
+        rounding) or made oracle calls after the last row (a method whose rows are checks
+        and whose result is made at the end, as EVI's mixtures).
     """
 
     measure = "Riemannian gradient norm"
     inplace = False
     columns = ()
+    final_row = False
 
     def start(self, problem, x):
         raise NotImplementedError
@@ -145,9 +152,11 @@ def run(problem, algorithm, x, *, stop, callback=None, history=False, disp=False
     try:
         s = algorithm.start(problem, x)
         ended = iterate(algorithm, s, stop, watch, budget)
-        if watch.last[0] != s.nit:  # the step moved on and ended the run
+        if watch.last[0] != s.nit and not algorithm.final_row:  # the step moved on and ended
             watch.record(s.nit, s.x, s.fun, s.stationarity, **s.extra)
         status, message = algorithm.finish(s, ended, budget)
+        if algorithm.final_row and np.isfinite(s.fun):
+            watch.final_row(s.nit, s.fun, s.stationarity, **s.extra)
     except Exception as err:
         return watch.fault_result(err)
     return watch.result(s.x, s.fun, s.stationarity, s.nit, status, message,

@@ -22,14 +22,14 @@ the ellipsoid against hope in :mod:`~jitopt.solvers._evi_eah`, the certificate i
 import numpy as np
 
 from .._core.registry import register_method
-from .._core.result import Monitor, Status
+from .._core.run import run
+from .._core.stopping import MaxIter, MaxTime, StepVerdict, Tolerance
 from ..problems import VIProblem
 from ..validation import check_array, check_choice, check_int, check_real, check_rng
 from . import _evi_kernels as _k
 from ._evi_domains import EVIDomain
-from ._evi_eah import eah
-from ._evi_gap import no_mixture
-from ._evi_ggm import ggm
+from ._evi_eah import EllipsoidAgainstHope
+from ._evi_ggm import RegretLearning, Reweighting
 
 __all__ = ["evi"]
 
@@ -191,54 +191,16 @@ def evi(problem, x0=None, *, deviations="linear", method="ggm", learner="rm+",
         y0 = dom.random_point(gen)
 
     start = dom.to_x(dom.interior() if y0 is None else y0)
-    # the loops set the monitor's fields: those of the mixture of a fault result
-    monitor = Monitor(problem, callback, history, disp, measure=f"certified gap ({deviations})",
-                      tol_name="tol", extra=("gap_con",), x0=start, maxiter=maxiter,
-                      max_time=max_time, tol=tol)
+    limits = dict(tol=tol, maxiter=maxiter, max_time=max_time)
+    measure = f"certified gap ({deviations})"
     if method == "eah":
-        status, nit, best = eah(problem, dom, tol, maxiter, max_time, check_every, monitor)
-        if "points" not in best:
-            return _empty(monitor, start, nit, status)
-        _record_last(monitor, nit, best)
-        rep = {k: v for k, v in best.items() if k not in ("points", "weights")}
-        return monitor.result(best.weights @ best.points, best.gap, best.gap, nit, status,
-                              _message(status), points=best.points, weights=best.weights,
-                              fp_residual=0.0, gap_lin=best.gap, **rep)
-    status, nit, fp_res, best = ggm(problem, dom, y0, tol, ce, _LEARNERS[learner],
-                                    weighting == "linear", maxiter, max_time, check_every,
-                                    reweight, reweight_max, monitor)
-    if best is None:
-        return _empty(monitor, start, nit, status)
-    Y, _, _, w, rep = best
-    keep = w > 0
-    X = dom.to_x(Y[keep])
-    w = w[keep] / w[keep].sum()
-    _record_last(monitor, nit, rep)
-    return monitor.result(w @ X, rep.gap, rep.gap, nit, status, _message(status), points=X,
-                          weights=w, fp_residual=fp_res, **rep)
-
-
-def _message(status):
-    """``None`` (the default message of the status table fits) except for a degenerate
-    ellipsoid."""
-    if status == Status.SMALL_STEP:
-        return "The ellipsoid degenerated (its width along the cut fell below 1e-150)."
-    return None
-
-
-def _record_last(monitor, nit, rep):
-    """Make the last history row that of the returned mixture when reweighting or new
-    points changed it after the last check (no callback call)."""
-    if monitor.history is None:
-        return
-    nfev = monitor.history.as_arrays()["nfev"][-1]
-    changed = not abs(monitor.last[2] - rep.gap) <= 1e-9 * abs(rep.gap)  # beyond rounding
-    if changed or nfev != monitor.counts()[0]:
-        monitor.history.record(nit, monitor.elapsed(), rep.gap, rep.gap, monitor.counts(),
-                               (rep.gap_con,))
-
-
-def _empty(monitor, start, nit, status):
-    """The result of a run stopped before its first point (``max_time=0``, ``maxiter=0``,
-    a callback at the start)."""
-    return monitor.result(start, np.nan, np.nan, nit, status, **no_mixture(start.shape[0]))
+        algorithm = EllipsoidAgainstHope(dom, check_every, limits, measure)
+        stop = StepVerdict() | Tolerance("tol", tol)
+    else:
+        algorithm = RegretLearning(dom, y0, ce, _LEARNERS[learner], weighting == "linear",
+                                   check_every, reweight, reweight_max, limits, measure)
+        stop = Tolerance("tol", tol)
+        if reweight:
+            stop = stop | Reweighting(algorithm)
+    return run(problem, algorithm, start, stop=stop | MaxIter(maxiter) | MaxTime(max_time),
+               callback=callback, history=history, disp=disp)

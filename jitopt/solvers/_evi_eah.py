@@ -7,82 +7,115 @@ import math
 import numpy as np
 
 from .._core.result import OptimizeResult, Status
+from .._core.run import Algorithm, State
+from .._core.stopping import verdict
 from ..sets import Polytope
 from . import _evi_kernels as _k
-from ._evi_gap import closed_report, no_mixture
+from ._evi_gap import closed_report, no_mixture, result_message
 
-__all__ = ["eah"]
+__all__ = ["EllipsoidAgainstHope"]
 
 
-def eah(problem, dom, tol, maxiter, max_time, check_every, monitor):
+class EllipsoidAgainstHope(Algorithm):
     r"""The ellipsoid method on the infeasible program "find :math:`(K, c)` with
-    :math:`\langle F(x), Kx + c - x\rangle \le -\varepsilon` for all :math:`x`", cut by the
-    fixed points of its centres, then one LP for the weights of those points. Returns
-    ``(status, nit, best)`` with ``best`` the best mixture found (``points``, ``weights``
-    and its gaps; no ``points`` when no centre was a self-map)."""
-    Ah, bh, x0, B = dom.intrinsic()
-    dz = B.shape[1]
-    verts = Polytope(Ah, bh).vertices()  # vertices of the full-dimensional description
-    zc = verts.mean(axis=0)
-    n = dz * dz + dz
-    diam = max(np.abs(verts - zc).max(), 1e-12)
-    R = 4.0 * math.sqrt(n) * (1.0 + np.abs(verts).max()) * (1.0 + diam * np.abs(Ah).sum(1).max()
-                                                           / max(np.min(bh - Ah @ zc), 1e-12))
-    yc = np.concatenate([np.zeros(dz * dz), zc])
-    Pm = (R * R) * np.eye(n)
-    X, Fx = [], []
-    status, nit = None, 0
-    best = OptimizeResult(gap=np.inf)
+    :math:`\langle F(x), Kx + c - x\rangle \le -\varepsilon` for all :math:`x`", cut by
+    the fixed points of its centres; every ``check_every`` points, one LP for the weights
+    of those points (the gap check, one step of the run). The result is the best mixture
+    found."""
 
-    def fields(x, nit):
-        """The mixture of a fault result: the best one found, mean ``x``."""
-        if "points" not in best:
-            return no_mixture(dom.d)
-        return {"fp_residual": 0.0, "gap_lin": best.gap, **best}
+    columns = ("gap_con",)
+    final_row = True
 
-    monitor.fields = fields
-    if monitor.iteration(0, x0 + B @ zc, np.nan, np.nan):
-        return Status.CALLBACK, 0, best
-    while status is None:
-        if nit >= maxiter:
-            status = Status.MAXITER
-            break
-        if monitor.elapsed() >= max_time:
-            status = Status.MAXTIME
-            break
-        nit += 1
-        K, c = yc[:dz * dz].reshape(dz, dz), yc[dz * dz:]
-        viol = Ah @ (K @ verts.T + c[:, None]) - bh[:, None]
+    def __init__(self, dom, check_every, limits, measure):
+        self.dom, self.check_every, self.limits = dom, check_every, limits
+        self.measure = measure
+        self.best = OptimizeResult(gap=np.inf)
+        self.finished = False
+
+    def fields(self, x, nit):
+        """The best mixture found (none before its first point)."""
+        if "points" not in self.best:
+            return no_mixture(self.dom.d)
+        rep = {k: v for k, v in self.best.items() if k not in ("points", "weights")}
+        return {"points": self.best.points, "weights": self.best.weights, "fp_residual": 0.0,
+                "gap_lin": self.best.gap, **rep}
+
+    def start(self, problem, x):
+        self.problem, self.start_x = problem, x
+        Ah, bh, self.x0, self.B = self.dom.intrinsic()
+        dz = self.B.shape[1]
+        verts = Polytope(Ah, bh).vertices()  # vertices of the full-dimensional description
+        zc = verts.mean(axis=0)
+        n = dz * dz + dz
+        diam = max(np.abs(verts - zc).max(), 1e-12)
+        R = 4.0 * math.sqrt(n) * (1.0 + np.abs(verts).max()) * (
+            1.0 + diam * np.abs(Ah).sum(1).max() / max(np.min(bh - Ah @ zc), 1e-12))
+        self.Ah, self.bh, self.verts, self.zc = Ah, bh, verts, zc
+        self.yc = np.concatenate([np.zeros(dz * dz), zc])
+        self.Pm = (R * R) * np.eye(n)
+        self.X, self.Fx = [], []
+        return State(self.x0 + self.B @ zc, np.nan, np.nan, self.measure)
+
+    def cut(self, s):
+        """One ellipsoid step: the cut of the centre's violation or of its fixed point's
+        operator value; ``True`` when a new point made a gap check."""
+        dz = self.B.shape[1]
+        K, c = self.yc[:dz * dz].reshape(dz, dz), self.yc[dz * dz:]
+        viol = self.Ah @ (K @ self.verts.T + c[:, None]) - self.bh[:, None]
         i, v = np.unravel_index(int(np.argmax(viol)), viol.shape)
         if viol[i, v] > 0:  # (K, c) is not a self-map: cut a_i^T (K' z_v + c') <= b_i
-            g = np.concatenate([np.outer(Ah[i], verts[v]).ravel(), Ah[i]])
-        else:  # good-enough response: a fixed point z of (K, c)
-            z = _fixed_point_full(K, c, zc)
-            x = x0 + B @ z
-            f = problem.F(x)
-            X.append(x)
-            Fx.append(f)
-            fz = B.T @ f
-            g = np.concatenate([np.outer(fz, z).ravel(), fz])
-            if len(X) % check_every == 0:
-                best = _weights(dom, X, Fx, best)
-                mean = best.weights @ best.points if "points" in best else x
-                if monitor.iteration(nit, mean, best.gap, best.gap, gap_con=best.gap_con):
-                    status = Status.CALLBACK
-                elif best.gap <= tol:
-                    status = Status.CONVERGED
-        Pg = Pm @ g
-        gPg = float(g @ Pg)
-        if not gPg > 1e-300:
-            status = Status.SMALL_STEP
-            break
-        yc = yc - Pg / ((n + 1) * math.sqrt(gPg))
-        Pm = (n * n / (n * n - 1.0)) * (Pm - (2.0 / (n + 1)) * np.outer(Pg, Pg) / gPg)
-    if X and status not in (Status.CONVERGED, Status.CALLBACK):
-        best = _weights(dom, X, Fx, best)
-        if best.gap <= tol:
-            status = Status.CONVERGED
-    return status, nit, best
+            return np.concatenate([np.outer(self.Ah[i], self.verts[v]).ravel(), self.Ah[i]]), \
+                False
+        # good-enough response: a fixed point z of (K, c)
+        z = _fixed_point_full(K, c, self.zc)
+        x = self.x0 + self.B @ z
+        f = self.problem.F(x)
+        self.X.append(x)
+        self.Fx.append(f)
+        fz = self.B.T @ f
+        checked = len(self.X) % self.check_every == 0
+        if checked:
+            best = self.best = _weights(self.dom, self.X, self.Fx, self.best)
+            s.x = best.weights @ best.points if "points" in best else x
+            s.fun = s.stationarity = best.gap
+            s.extra = {"gap_con": best.gap_con}
+        return np.concatenate([np.outer(fz, z).ravel(), fz]), checked
+
+    def step(self, s, budget):
+        n = self.Pm.shape[0]
+        while True:
+            s.nit += 1
+            g, checked = self.cut(s)
+            Pg = self.Pm @ g
+            gPg = float(g @ Pg)
+            if not gPg > 1e-300:
+                if checked:  # seen first
+                    s.verdict = verdict(Status.SMALL_STEP, s)
+                    return None
+                return verdict(Status.SMALL_STEP, s)
+            self.yc = self.yc - Pg / ((n + 1) * math.sqrt(gPg))
+            self.Pm = (n * n / (n * n - 1.0)) * (
+                self.Pm - (2.0 / (n + 1)) * np.outer(Pg, Pg) / gPg)
+            if checked:
+                return None
+            if budget.iterations(s) <= 0:
+                return verdict(Status.MAXITER, s)
+            if budget.seconds() <= 0:
+                return verdict(Status.MAXTIME, s)
+
+    def finish(self, s, ended, budget):
+        status = ended[0]
+        if self.X and status not in (Status.CONVERGED, Status.CALLBACK):
+            self.best = _weights(self.dom, self.X, self.Fx, self.best)
+            if self.best.gap <= self.limits["tol"]:
+                status = Status.CONVERGED
+        best = self.best
+        if "points" not in best:
+            s.x, s.fun, s.stationarity = self.start_x, np.nan, np.nan
+        else:
+            s.x, s.fun, s.stationarity = best.weights @ best.points, best.gap, best.gap
+            s.extra = {"gap_con": best.gap_con}
+        return status, result_message(status, s, self.limits)
 
 
 def _fixed_point_full(K, c, zc):

@@ -2,12 +2,13 @@ r"""The certificate of the EVI solver: the certified gaps of a finite mixture of
 
 import numpy as np
 
-from .._core.result import OptimizeResult
+from .._core.result import OptimizeResult, Status
+from .._core.stopping import verdict
 from ..problems import VIProblem
 from ..validation import check_array, check_choice
 from ._evi_domains import EVIDomain
 
-__all__ = ["evi_gap", "closed_report", "report", "no_mixture"]
+__all__ = ["evi_gap", "closed_report", "report", "no_mixture", "result_message"]
 
 
 def _mixture(problem, points, weights, fvals):
@@ -103,6 +104,14 @@ def closed_report(dom, Y, Fy, w):
     if dom.name == "product of simplices":
         out.update(gap_alce=g[0].copy(), gap_ce=g[1].copy(), gap_cce=g[2].copy())
     return out
+
+
+def result_message(status, s, limits):
+    """The message of an EVI result of ``status`` at the state ``s``: the status table's
+    with the run's ``limits``, or the degenerate ellipsoid's."""
+    if status == Status.SMALL_STEP:
+        return "The ellipsoid degenerated (its width along the cut fell below 1e-150)."
+    return verdict(status, s, tol_name="tol", **limits)[1]
 
 
 def no_mixture(d):

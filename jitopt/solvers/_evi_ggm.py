@@ -4,13 +4,15 @@ r"""``method="ggm"`` of :func:`jitopt.solvers.evi`: the Gordon–Greenwald–Mar
 import numpy as np
 
 from .._core.result import NonFiniteOracle, OracleError, Status
+from .._core.run import Algorithm, State
+from .._core.stopping import Criterion, verdict
 from ..problems import AffineOperator, NormalFormOperator
 from . import _evi_kernels as _k
 from ._evi_cg import ColumnGeneration
 from ._evi_domains import block_experts
-from ._evi_gap import no_mixture, report
+from ._evi_gap import no_mixture, report, result_message
 
-__all__ = ["ggm"]
+__all__ = ["RegretLearning", "Reweighting"]
 
 #: the first reweighting comes before its round ``2 * check_every`` at the first gap check
 #: within this factor of ``tol`` (chosen on the defaults battery: 15 to 25 did as well, 10
@@ -76,72 +78,79 @@ def next_check(nit, check_every):
     return 1 if nit == 0 else (nit // check_every + 1) * check_every
 
 
-def ggm(problem, dom, y0, tol, ce, learner, linear_weights, maxiter, max_time, check_every,
-        reweight, reweight_max, monitor):
-    """Run the regret loop; returns ``(status, nit, fp_residual, mixture)`` with ``mixture``
-    ``(Y, Fy, Fx, weights, report)`` in internal coordinates, or None without any round."""
-    op_kind, A, bvec, U, xoff = _structure(problem.operator)
-    st = _State(dom, ce, learner, int(linear_weights), op_kind)
-    largs = st.learner_args()
-    Ys, Fs, FXs = [], [], []
-    ysum = np.zeros(dom.dy)  # the weighted sum of the iterates, for the mixture's mean
-    nit, fp_res, status = 0, 0.0, None
-    best_gap, best_nit = np.inf, 0  # the best gap check: a prefix of the iterates
+class RegretLearning(Algorithm):
+    """The regret loop: each step plays the rounds up to the next gap check (compiled for the
+    built-in operators), and the state is the mean of the iterates with its certified gap.
+    At the end (``finish``) the result is the mixture of the best check, or a better one
+    from the reweighting."""
 
-    def fields(x, nit):
-        """The mixture of a fault result: the rounds up to check ``nit``, mean ``x``."""
+    columns = ("gap_con",)
+    final_row = True
+
+    def __init__(self, dom, y0, ce, learner, linear_weights, check_every, reweight,
+                 reweight_max, limits, measure):
+        self.dom, self.y0, self.ce, self.learner = dom, y0, ce, learner
+        self.linear_weights, self.check_every = linear_weights, check_every
+        self.reweight, self.reweight_max, self.limits = reweight, reweight_max, limits
+        self.tol, self.measure = limits["tol"], measure
+        self.result = None  # the result's mixture fields, once finished
+
+    def start(self, problem, x):
+        self.problem, dom = problem, self.dom
+        self.op_kind, *self.op_data = _structure(problem.operator)
+        self.st = _State(dom, self.ce, self.learner, int(self.linear_weights), self.op_kind)
+        self.Ys, self.Fs, self.FXs = [], [], []
+        self.ysum = np.zeros(dom.dy)  # the weighted sum of the iterates, for the mean
+        self.fp_res = 0.0
+        self.best_gap, self.best_nit = np.inf, 0  # the best gap check: a prefix of the rounds
+        self.rw_best, self.next_rw, self.tried = None, 2 * self.check_every, False
+        self.cg = ColumnGeneration(problem, dom, self.ce) if self.reweight == "cg" else None
+        return State(dom.to_x(dom.interior() if self.y0 is None else self.y0), np.nan,
+                     np.nan, self.measure)
+
+    def fields(self, x, nit):
+        """The mixture fields: the result's, or for a fault those of the rounds up to the
+        check ``nit``."""
+        if self.result is not None:
+            return self.result
         if nit == 0:
-            return no_mixture(dom.d)
-        Y, Fy, Fx = (np.vstack(a)[:nit] for a in (Ys, Fs, FXs))
-        t = np.arange(1, nit + 1, dtype=float) if linear_weights else np.ones(nit)
-        return {"points": dom.to_x(Y), "weights": t / t.sum(), "fp_residual": fp_res,
-                **report(dom, Y, Fy, Fx, t / t.sum(), ce)}
+            return no_mixture(self.dom.d)
+        Y, Fy, Fx = (np.vstack(a)[:nit] for a in (self.Ys, self.Fs, self.FXs))
+        t = np.arange(1, nit + 1, dtype=float) if self.linear_weights else np.ones(nit)
+        return {"points": self.dom.to_x(Y), "weights": t / t.sum(), "fp_residual": self.fp_res,
+                **report(self.dom, Y, Fy, Fx, t / t.sum(), self.ce)}
 
-    monitor.fields = fields
-    def python_round(y, k):
+    def python_round(self, y, k):
         """The operator at round ``k``'s point, in both coordinates (a fault names ``k``)."""
         try:
-            fx = problem.F(dom.to_x(y))
+            fx = self.problem.F(self.dom.to_x(y))
         except OracleError as err:
             raise type(err)(f"{err} in round {k}") from err.__cause__
-        return np.ascontiguousarray(dom.f_to_y(fx)), fx
+        return np.ascontiguousarray(self.dom.f_to_y(fx)), fx
 
-    def observe(y, fy):
-        _k.observe(*largs, st.loss, y, fy, st.M, st.Fbar, st.sacc)
+    def observe(self, y, fy):
+        st = self.st
+        _k.observe(*st.learner_args(), st.loss, y, fy, st.M, st.Fbar, st.sacc)
 
-    if monitor.iteration(0, dom.to_x(dom.interior() if y0 is None else y0), np.nan, np.nan):
-        return Status.CALLBACK, 0, 0.0, None
-    rw_best, next_rw, tried = None, 2 * check_every, False
-    cg = ColumnGeneration(problem, dom, ce) if reweight == "cg" else None
-
-    def reweighted(Y, Fy, Fx):
-        if cg is not None:
-            return cg.run(Y, Fy, Fx, tol, reweight_max)
-        return _reweighted(dom, Y, Fy, Fx, ce, reweight_max)
-
-    while status is None:
-        if nit >= maxiter:
-            status = Status.MAXITER
-            break
-        if monitor.elapsed() >= max_time:
-            status = Status.MAXTIME
-            break
-        nr = min(next_check(nit, check_every), maxiter) - nit
+    def step(self, s, budget):
+        dom, st, nit = self.dom, self.st, s.nit
+        largs = st.learner_args()
+        nr = min(next_check(nit, self.check_every) - nit, budget.iterations(s))
         Yb, Fb, rb = np.empty((nr, dom.dy)), np.empty((nr, dom.dy)), np.zeros(nr)
         FXb = np.empty((nr, dom.d))
         done = 0
-        if nit == 0 and y0 is not None:
+        if nit == 0 and self.y0 is not None:
             # the first round plays y0 (the learners' first strategies are uniform)
             _k.propose(*largs, st.K, st.c)
-            Yb[0] = y0
-            Fb[0], FXb[0] = python_round(Yb[0], 1)
-            observe(Yb[0], Fb[0])
+            Yb[0] = self.y0
+            Fb[0], FXb[0] = self.python_round(Yb[0], 1)
+            self.observe(Yb[0], Fb[0])
             done = 1
-        if op_kind != _k.OP_EXTERNAL:
+        if self.op_kind != _k.OP_EXTERNAL:
             k = _k.run_rounds(nr - done, *largs, st.loss, st.K, st.c, st.u, _k.DELTA, dom.off,
-                              st.W, st.iw, dom.shift, dom.T, A, bvec, U, xoff, st.M, st.Fbar,
+                              st.W, st.iw, dom.shift, dom.T, *self.op_data, st.M, st.Fbar,
                               st.sacc, Yb[done:], Fb[done:], FXb[done:], rb[done:])
-            problem.counts.nfev += k + (k < nr - done)
+            self.problem.counts.add(nfev=k + (k < nr - done))
             if k < nr - done:
                 raise NonFiniteOracle(f"The oracle operator returned a non-finite value (NaN "
                                       f"or inf) in round {nit + done + k + 1}")
@@ -149,59 +158,89 @@ def ggm(problem, dom, y0, tol, ce, learner, linear_weights, maxiter, max_time, c
             for r in range(done, nr):
                 _k.propose(*largs, st.K, st.c)
                 rb[r] = dom.solve_fixed_point(st.K, st.c, bool(st.ip[_k.I_BLOCKDIAG]), Yb[r])
-                Fb[r], FXb[r] = python_round(Yb[r], nit + r + 1)
-                observe(Yb[r], Fb[r])
-        Ys.append(Yb)
-        Fs.append(Fb)
-        FXs.append(FXb)
-        t = np.arange(nit + 1, nit + nr + 1, dtype=float) if linear_weights else np.ones(nr)
-        ysum += t @ Yb
-        fp_res = max(fp_res, float(rb.max(initial=0.0)))
-        nit += nr
+                Fb[r], FXb[r] = self.python_round(Yb[r], nit + r + 1)
+                self.observe(Yb[r], Fb[r])
+        self.Ys.append(Yb)
+        self.Fs.append(Fb)
+        self.FXs.append(FXb)
+        t = np.arange(nit + 1, nit + nr + 1, dtype=float) if self.linear_weights else \
+            np.ones(nr)
+        self.ysum += t @ Yb
+        self.fp_res = max(self.fp_res, float(rb.max(initial=0.0)))
+        s.nit = nit = nit + nr
         gaps_now = dom.gaps(st.M, st.Fbar, st.sacc[0], st.sacc[1])
-        gap = float(gaps_now[1 if ce else 0].sum())
-        if gap < best_gap:
-            best_gap, best_nit = gap, nit
-        if monitor.iteration(nit, dom.to_x(ysum / st.sacc[1]), gap, gap,
-                             gap_con=float(gaps_now[2].sum())):
-            status = Status.CALLBACK
-        elif gap <= tol:
+        gap = float(gaps_now[1 if self.ce else 0].sum())
+        if gap < self.best_gap:
+            self.best_gap, self.best_nit = gap, nit
+        s.x, s.fun, s.stationarity = dom.to_x(self.ysum / st.sacc[1]), gap, gap
+        s.extra = {"gap_con": float(gaps_now[2].sum())}
+        return None
+
+    def reweighted(self, Y, Fy, Fx):
+        """The reweighted mixture of the iterates, or None when the LP reached its bound."""
+        if self.cg is not None:
+            return self.cg.run(Y, Fy, Fx, self.tol, self.reweight_max)
+        return _reweighted(self.dom, Y, Fy, Fx, self.ce, self.reweight_max)
+
+    def finish(self, s, ended, budget):
+        status, nit, tol = ended[0], s.nit, self.tol
+        if nit == 0:
+            self.result = no_mixture(self.dom.d)
+            return status, result_message(status, s, self.limits)
+        Y, Fy, Fx = np.vstack(self.Ys), np.vstack(self.Fs), np.vstack(self.FXs)
+        # the mixture of the best gap check (the last one unless the gap grew since)
+        n = self.best_nit if self.best_nit else nit
+        t = np.arange(1, n + 1, dtype=float) if self.linear_weights else np.ones(n)
+        w = t / t.sum()
+        best = (Y[:n], Fy[:n], Fx[:n], w, report(self.dom, Y[:n], Fy[:n], Fx[:n], w, self.ce))
+        if self.rw_best is not None and self.rw_best[4].gap < best[4].gap:
+            best = self.rw_best
+        elif self.reweight and Y.shape[0] > 1 and best[4].gap > tol:
+            cand = self.reweighted(Y, Fy, Fx)
+            if cand is not None and cand[4].gap < best[4].gap:
+                best = cand
+        cg = self.cg
+        if cg is not None and status == Status.MAXITER and best[4].gap > tol:
+            # the rounds are spent: one long column generation over all iterates
+            cand = cg.run(Y, Fy, Fx, tol, cg.LONG * self.reweight_max,
+                          lambda: budget.seconds() <= 0)
+            if cand is not None and cand[4].gap < best[4].gap:
+                best = cand
+        if cg is not None:
+            self.fp_res = max(self.fp_res, cg.fp_res)
+        Yb, _, _, w, rep = best
+        if status == Status.CONVERGED and rep.gap > tol:
+            status = Status.MAXITER  # only on a polytope, where the check used an upper bound
+        if rep.gap <= tol and status in (Status.MAXITER, Status.MAXTIME):
             status = Status.CONVERGED
-        elif reweight and (nit >= next_rw or (not tried and gap <= EARLY_GAP * tol)):
-            next_rw, tried = max(next_rw, 2 * nit), True
-            cand = reweighted(np.vstack(Ys), np.vstack(Fs), np.vstack(FXs))
-            if cand is not None:  # None: the (first) LP reached its pivot bound
-                rw_best = cand
-                if rw_best[4].gap <= tol:
-                    status = Status.CONVERGED
-    if nit == 0:
-        return status, 0, 0.0, None
-    Y, Fy, Fx = np.vstack(Ys), np.vstack(Fs), np.vstack(FXs)
-    # the mixture of the best gap check (the last one unless the gap grew since)
-    n = best_nit if best_nit else nit
-    t = np.arange(1, n + 1, dtype=float) if linear_weights else np.ones(n)
-    w = t / t.sum()
-    best = (Y[:n], Fy[:n], Fx[:n], w, report(dom, Y[:n], Fy[:n], Fx[:n], w, ce))
-    if rw_best is not None and rw_best[4].gap < best[4].gap:
-        best = rw_best
-    elif reweight and Y.shape[0] > 1 and best[4].gap > tol:
-        cand = reweighted(Y, Fy, Fx)
-        if cand is not None and cand[4].gap < best[4].gap:
-            best = cand
-    if cg is not None and status == Status.MAXITER and best[4].gap > tol:
-        # the rounds are spent: one long column generation over all iterates
-        cand = cg.run(Y, Fy, Fx, tol, cg.LONG * reweight_max,
-                      lambda: monitor.elapsed() >= max_time)
-        if cand is not None and cand[4].gap < best[4].gap:
-            best = cand
-    if cg is not None:
-        fp_res = max(fp_res, cg.fp_res)
-    gap = best[4].gap
-    if status == Status.CONVERGED and gap > tol:
-        status = Status.MAXITER  # only on a polytope, where the check used an upper bound
-    if gap <= tol and status in (Status.MAXITER, Status.MAXTIME):
-        status = Status.CONVERGED
-    return status, nit, fp_res, best
+        keep = w > 0
+        X = self.dom.to_x(Yb[keep])
+        w = w[keep] / w[keep].sum()
+        s.x, s.fun, s.stationarity, s.extra = w @ X, rep.gap, rep.gap, {"gap_con": rep.gap_con}
+        self.result = {"points": X, "weights": w, "fp_residual": self.fp_res, **rep}
+        return status, result_message(status, s, self.limits)
+
+
+class Reweighting(Criterion):
+    """``CONVERGED`` when the reweighted iterates certify ``tol``: the reweighting LP runs
+    from round ``2 * check_every`` each time the rounds have doubled, or earlier at the
+    first gap check within :data:`EARLY_GAP` times ``tol``."""
+
+    def __init__(self, method):
+        self.method = method
+
+    def __call__(self, s, watch):
+        m = self.method
+        if not (s.nit >= m.next_rw or (not m.tried and s.stationarity <= EARLY_GAP * m.tol)):
+            return None
+        m.next_rw, m.tried = max(m.next_rw, 2 * s.nit), True
+        cand = m.reweighted(np.vstack(m.Ys), np.vstack(m.Fs), np.vstack(m.FXs))
+        if cand is None:  # the (first) LP reached its pivot bound
+            return None
+        m.rw_best = cand
+        if cand[4].gap <= m.tol:
+            return verdict(Status.CONVERGED, s, tol_name="tol", tol=m.tol)
+        return None
 
 
 def _reweighted(dom, Y, Fy, Fx, ce, reweight_max):
