@@ -30,7 +30,7 @@ def is_package(name):
 def lazy_targets(node, package):
     """The modules named by a package's table of lazily loaded names (``_NAMES = {name:
     ".module"}``, read by ``jitopt._lazy.lazy_names``): imports made on first access."""
-    if not (isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "_NAMES"
+    if not (isinstance(node, ast.Assign) and any(getattr(t, "id", None) in ("_NAMES", "_SHARED")
                                                  for t in node.targets)):
         return []
     return [f"{package}{c.value}" for c in ast.walk(node.value)
@@ -180,3 +180,57 @@ def test_the_distributed_package_imports_without_dask():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == ""
+
+
+def private_imports():
+    """``(importer, what)`` for every import of another part's private module or name:
+    ``from jitopt.X._m import f`` or ``from jitopt.X import _f`` in a module outside
+    ``jitopt.X``; a part offers what the others use on its face (its ``__init__``)."""
+    found = []
+    for name, path in MODULES.items():
+        package = name if is_package(name) else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            if not base.startswith("jitopt") or unit(base) == unit(name):
+                continue
+            inner = base.split(".")[2:] + [a.name for a in node.names]
+            bad = [part for part in inner if part.startswith("_") and not part.startswith("__")]
+            if bad:
+                found.append((name, f"{base}: {', '.join(a.name for a in node.names)}"))
+    return found
+
+
+def test_parts_use_each_other_through_their_faces():
+    assert not private_imports(), private_imports()
+
+
+def code_lines(function, comment_or_blank):
+    """Lines of code of a function from the first statement after its docstring to its end,
+    without blank and comment lines."""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if not body:
+        return 0
+    return sum(1 for i in range(body[0].lineno, function.end_lineno + 1)
+               if i not in comment_or_blank)
+
+
+def test_functions_stay_short():
+    long = []
+    for name, path in MODULES.items():
+        source = path.read_text()
+        skip = {i for i, line in enumerate(source.splitlines(), 1)
+                if not line.strip() or line.strip().startswith("#")}
+        for node in ast.walk(ast.parse(source, str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = code_lines(node, skip)
+                if n > 80:
+                    long.append((n, f"{name}.{node.name}"))
+    assert not long, sorted(long, reverse=True)

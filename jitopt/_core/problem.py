@@ -4,8 +4,7 @@ import math
 
 import numpy as np
 
-from ..manifolds import Manifold
-from ..manifolds._base import manifold_type_error
+from ..manifolds import Manifold, manifold_type_error
 from .counts import OracleCounts
 from .result import NonFiniteOracle, OracleError
 

@@ -8,8 +8,7 @@ import warnings
 import numpy as np
 
 from ..validation import as_array, check_real
-from ..manifolds import Euclidean, Manifold
-from ..manifolds._base import manifold_type_error
+from ..manifolds import Euclidean, Manifold, manifold_type_error
 from .problem import Problem
 from .result import _wants_intermediate_result
 

@@ -4,8 +4,7 @@ import numpy as np
 
 from ..manifolds import SPD, Euclidean, Grassmann, Sphere, Stiefel
 from ..validation import check_choice, check_int, check_real
-from ..problems._finite_sum import top_eigenpairs
-from ..problems._sparse import power_estimate
+from ..problems import power_estimate, top_eigenpairs
 from . import _kernels as K
 from ._problem import _MIB, DaskFiniteSumProblem
 

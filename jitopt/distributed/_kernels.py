@@ -20,9 +20,8 @@ Functions shipped to Dask workers must be importable (cloudpickle sends function
 
 import numpy as np
 
-from ..problems._finite_sum import (karcher_cost, karcher_egrad, pca_cost, pca_egrad,
-                                    robust_cost, robust_egrad)
-from ..problems._sparse import _logistic
+from ..problems import (karcher_cost, karcher_egrad, logistic_kernel, pca_cost, pca_egrad,
+                        robust_cost, robust_egrad)
 
 __all__ = ["Kind", "KINDS", "block_sums"]
 
@@ -140,16 +139,16 @@ def _ls_sums(x, data, par):
 
 
 def _logistic_cost(x, data, idx, par):
-    return _logistic(np.require(x, float, "CW"), data[0], data[1], idx, par[0], par[1])[0]
+    return logistic_kernel(np.require(x, float, "CW"), data[0], data[1], idx, par[0], par[1])[0]
 
 
 def _logistic_egrad(x, data, idx, par):
-    return _logistic(np.require(x, float, "CW"), data[0], data[1], idx, par[0], par[1])[1]
+    return logistic_kernel(np.require(x, float, "CW"), data[0], data[1], idx, par[0], par[1])[1]
 
 
 def _logistic_sums(x, data, par):
     n = data[0].shape[0]
-    f, g = _logistic(np.require(x, float, "CW"), data[0], data[1],
+    f, g = logistic_kernel(np.require(x, float, "CW"), data[0], data[1],
                      np.arange(n, dtype=np.int64), par[0], par[1])
     return n * f, n * g  # the ridge term is in each chunk's mean: its sum over n is itself
 

@@ -24,5 +24,10 @@ _NAMES = {
     "HermitianPositiveDefinite": "._complex",
 }
 
+#: what the other parts of jitopt use that is not public: the QR factor and retraction, the
+#: retraction of O(n) from its Lie algebra, the error for what is not a manifold
+_SHARED = {"q_factor": "._stiefel", "qr_retraction": "._stiefel", "lie_retraction": "._stiefel",
+           "manifold_type_error": "._base"}
+
 __all__ = list(_NAMES)
-__getattr__, __dir__ = lazy_names(__name__, _NAMES)
+__getattr__, __dir__ = lazy_names(__name__, {**_NAMES, **_SHARED})

@@ -23,5 +23,15 @@ _NAMES = {
     "NormalFormOperator": "._vi", "BarycenterProblem": "._barycenter",
 }
 
+#: what the other parts of jitopt use that is not public: compiled oracles and data checks
+_SHARED = {
+    "least_squares_kernel": "._sparse_kernels", "logistic_kernel": "._sparse_kernels",
+    "power_estimate": "._sparse", "normal_form_operator": "._vi", "as_density": "._barycenter",
+    "as_grid": "._barycenter", "check_weights": "._barycenter",
+    **{name: "._finite_sum" for name in ("top_eigenpairs", "pca_cost", "pca_egrad",
+                                         "robust_cost", "robust_egrad", "karcher_cost",
+                                         "karcher_egrad")},
+}
+
 __all__ = list(_NAMES)
-__getattr__, __dir__ = lazy_names(__name__, _NAMES)
+__getattr__, __dir__ = lazy_names(__name__, {**_NAMES, **_SHARED})

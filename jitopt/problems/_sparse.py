@@ -4,7 +4,7 @@ import numpy as np
 
 from .._core.problem import FiniteSumProblem
 from ..validation import check_array, check_int, check_real, check_rng
-from ._sparse_kernels import _logistic, least_squares_kernel
+from ._sparse_kernels import least_squares_kernel, logistic_kernel
 
 __all__ = ["least_squares", "logistic", "sparse_regression_data", "LeastSquares", "Logistic"]
 
@@ -260,7 +260,7 @@ class Logistic(FiniteSumProblem):
         super().__init__(Euclidean(p + self.fit_intercept), self._cost_idx, self._egrad_idx, n)
 
     def _fg(self, w, idx):
-        return _logistic(np.require(w, float, "CW"), self.X, self.y, idx,
+        return logistic_kernel(np.require(w, float, "CW"), self.X, self.y, idx,
                          self.alpha, self.fit_intercept)
 
     def _cost_idx(self, w, idx):

@@ -134,7 +134,7 @@ def least_squares_kernel(w, X, y, b, cache, slot, last, streak, counter, persist
 
 
 @njit(cache=True)
-def _logistic(w, X, y, idx, alpha, intercept):
+def logistic_kernel(w, X, y, idx, alpha, intercept):
     """Mean logistic loss over idx (labels +-1) plus (alpha/2)||w||^2, and its gradient."""
     p = X.shape[1]
     g = np.empty(w.shape[0])

@@ -35,7 +35,7 @@ is built if its dimension is fixed, else at the first ``project``, ``contains`` 
 and indices in the kernel and raises ``ValueError`` instead of reading past an array.
 """
 
-from ._kernels import project_kernel
+from ._kernels import project, project_kernel  # project: unchecked, for jitopt's kernels
 from ._polytopes import Polytope, ProductOfSimplices
 from ._sets import (Box, CappedSimplex, ConvexSet, GroupNormBall, Intersection, L1Ball, L2Ball,
                     LInfBall, NonNegative, Simplex)

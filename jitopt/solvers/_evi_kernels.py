@@ -33,7 +33,7 @@ import numpy as np
 from numba import config, njit, types
 from numba.extending import get_cython_function_address
 
-from ..problems._vi import normal_form_operator
+from ..problems import normal_form_operator
 
 # LAPACK's dgesv from SciPy, called by symbol name (so the kernels stay cacheable): cheaper
 # to compile than Numba's np.linalg.solve, and faster on the small systems of the fixed points

@@ -9,7 +9,7 @@ from .._core.result import Status
 from .._core.run import Algorithm, State, run
 from .._core.stopping import CommonStop, verdict
 from ..validation import check_choice, check_limits, check_real, check_rng
-from ._line_search import armijo, backtracking
+from .._core.line_search import armijo, backtracking
 
 __all__ = ["rgd"]
 

@@ -4,7 +4,7 @@ manifold gives its pairs (:meth:`~jitopt.manifolds.Manifold.pair_frame`)."""
 import numpy as np
 from numba import njit
 
-from ..manifolds._stiefel import lie_retraction  # noqa: F401 (where it was)
+from ..manifolds import lie_retraction  # noqa: F401 (where it was)
 
 __all__ = ["Frame", "PairMemory"]
 

@@ -7,7 +7,7 @@ from .._core.result import Status
 from .._core.run import Algorithm, State, run
 from .._core.stopping import CommonStop, verdict
 from ..validation import check_choice, check_int, check_limits, check_real, check_rng
-from ._line_search import manifold_line, wolfe
+from .._core.line_search import manifold_line, wolfe
 from ._riemannian_kernels import PairMemory
 
 __all__ = ["rlbfgs"]

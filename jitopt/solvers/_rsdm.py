@@ -12,10 +12,10 @@ from .._core.run import Algorithm, State, run
 from .._core.stopping import CommonStop, Criterion, verdict
 from ..validation import check_choice, check_int, check_limits, check_real, check_rng
 from ..manifolds import Grassmann, Stiefel
-from ..manifolds._stiefel import qr_retraction
+from ..manifolds import qr_retraction
 from ._rsdm_kernels import block_delta, block_gradient, exact_block, haar_frame
-from ._line_search import armijo as armijo_test
-from ._line_search import backtracking
+from .._core.line_search import armijo as armijo_test
+from .._core.line_search import backtracking
 
 #: the method, and its block building blocks: the block gradient, a Haar-random orthonormal
 #: frame and the exact minimizer of an affine block cost

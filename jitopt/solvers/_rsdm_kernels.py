@@ -9,7 +9,7 @@ they would cost seconds of compilation on first use and save microseconds a step
 import numpy as np
 from scipy.linalg.lapack import dgesdd, dgesv
 
-from ..manifolds._stiefel import q_factor
+from ..manifolds import q_factor
 
 
 def block_gradient(gb, xb):

@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..problems._sparse import LeastSquares, Logistic
+from ..problems import LeastSquares, Logistic
 from ..validation import as_array
 from ._iht import iht
 from ._projection import check_constraint

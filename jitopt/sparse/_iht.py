@@ -11,7 +11,7 @@ from .._core.result import NonFiniteOracle, Status
 from .._core.run import Algorithm, State, run
 from .._core.stopping import MaxIter, MaxTime, StepVerdict, verdict
 from ..manifolds import Euclidean
-from ..problems._sparse import LeastSquares
+from ..problems import LeastSquares
 from ..validation import check_array, check_choice, check_int, check_real, check_rng
 from ._loops import CompiledSteps, gradient_step, python_step
 from ._projection import TwoStep, check_constraint, resolve_selection

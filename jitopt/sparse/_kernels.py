@@ -9,7 +9,7 @@ array to an array slice (each pulls seconds of Numba's library code into the com
 import numpy as np
 from numba import njit
 
-from ..sets._kernels import project
+from ..sets import project
 
 MAGNITUDE, GAIN, SIGNED = 0, 1, 2
 SELECTIONS = {"magnitude": MAGNITUDE, "gain": GAIN, "signed": SIGNED}

@@ -10,8 +10,8 @@ from numba import njit
 
 from .._core.result import NonFiniteOracle, Status
 from .._core.stopping import verdict
-from ..problems._sparse_kernels import least_squares_kernel
-from ..solvers._line_search import backtracking
+from ..problems import least_squares_kernel
+from .._core.line_search import backtracking
 from ._kernels import iht_step
 
 __all__ = ["python_step", "CompiledSteps"]

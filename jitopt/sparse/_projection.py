@@ -5,8 +5,7 @@ the constraint and selection checks, and the operator the solver applies."""
 import numpy as np
 
 from ..validation import check_array, check_choice, check_int
-from ..sets import Box, ConvexSet, NonNegative
-from ..sets._kernels import project
+from ..sets import Box, ConvexSet, NonNegative, project
 from ._kernels import SELECTIONS, iht_step
 
 __all__ = ["two_step_projection", "hard_threshold", "check_constraint", "resolve_selection",

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..sets._kernels import project
+from ..sets import project
 from ._kernels import box_qp, splice_round
 
 __all__ = ["exchange_search", "refit_on_support"]

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.fft
 
 from ..validation import check_int, check_real
-from ..problems._barycenter import as_density, as_grid
+from ..problems import as_density, as_grid
 from . import _kernels
 
 __all__ = [

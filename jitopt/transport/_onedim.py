@@ -3,7 +3,7 @@ functions."""
 
 import numpy as np
 
-from ..problems._barycenter import as_grid, check_weights
+from ..problems import as_grid, check_weights
 
 __all__ = ["wasserstein2_1d", "barycenter_1d"]
 

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from ..problems._barycenter import BarycenterProblem, as_density
+from ..problems import BarycenterProblem, as_density
 from ..validation import check_choice, check_int, check_real
 from ._wdha import wdha
 
