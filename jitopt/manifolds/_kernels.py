@@ -9,6 +9,10 @@ compiled loops (SERENA) and the kernels over k copies.
 import numpy as np
 from numba import njit
 
+#: codes of :attr:`Manifold.kernel_code <jitopt.manifolds.Manifold.kernel_code>`: a manifold
+#: and retraction the compiled loop of the SERENA solvers handles
+SPHERE, STIEFEL, GRASSMANN, SPD_EXP = range(4)
+
 
 @njit(cache=True)
 def sym(a):

@@ -3,10 +3,11 @@
 The kernels work in place on float64 C-contiguous arrays in the *kernel layout*: a point or
 tangent vector of the sphere, Stiefel or Grassmann manifold as its transpose, shape
 ``(p, d)`` (a sphere point is one row), so that every inner loop runs over a contiguous
-row; an SPD matrix as itself. The manifold is an integer code; the problem is told apart
-by the types of its data ``(data, aux, par)`` of ``problem.sample_kernel``, which lets Numba
-drop the other problems' code at compile time (a branch on ``data.ndim`` is pruned before
-type inference), so a problem compiles only its own oracle:
+row; an SPD matrix as itself. The manifold is an integer code (its ``kernel_code``); the
+problem is told apart by the types of its data ``(data, aux, par)`` of
+``problem.sample_kernel``, which lets Numba drop the other problems' code at compile time (a
+branch on ``data.ndim`` is pruned before type inference), so a problem compiles only its own
+oracle:
 
 - PCA and robust PCA: ``data`` the samples as rows (2-D), ``aux`` their squared norms
   (empty for PCA), ``par`` eps²; both share one specialisation;
@@ -22,32 +23,14 @@ a non-finite value is reported by a status, so no error formatting is compiled.
 import numpy as np
 from numba import njit
 
-from ..manifolds._kernels import spd_exp, spd_transport, sym
+from ..manifolds._kernels import SPD_EXP, STIEFEL, spd_exp, spd_transport, sym
 from ..problems._finite_sum import _karcher_log_sum, sample_gradients
 
-# manifold codes (the default retraction of each manifold; others run the Python loop)
-SPHERE, STIEFEL, GRASSMANN, SPD_EXP = range(4)
 # reassociated sums (so that they vectorise) in the loops over a row; no assumption that
 # values are finite, so the finiteness tests keep their meaning
 _FAST = {"reassoc", "contract"}
 # helpers called only from kernels: no Python wrapper, no division checks
 _INNER = {"cache": True, "no_cpython_wrapper": True, "error_model": "numpy"}
-
-
-def manifold_code(manifold):
-    """The code of a manifold the kernel handles, or ``None``."""
-    from ..manifolds import SPD, Grassmann, Orthogonal, Sphere, Stiefel
-
-    name = manifold.retraction_name
-    if isinstance(manifold, Sphere) and len(manifold.shape) == 1 and name == "projection":
-        return SPHERE
-    if isinstance(manifold, Stiefel) and not isinstance(manifold, Orthogonal) and name == "qr":
-        return STIEFEL
-    if isinstance(manifold, Grassmann) and name == "qr":
-        return GRASSMANN
-    if isinstance(manifold, SPD) and name == "exp":
-        return SPD_EXP
-    return None
 
 
 @njit(fastmath=_FAST, **_INNER)

@@ -119,8 +119,9 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
     jit : {"auto", False}
         ``"auto"`` runs the inner loop in Numba when the problem is a built-in one with
         compiled per-sample oracles (``problem.sample_kernel``) on a manifold and retraction
-        the kernel knows (sphere, Stiefel and Grassmann with the QR retraction, SPD with ``exp``);
-        ``False`` always uses the Python loop. ``result.loop`` says which ran.
+        the kernel knows (``problem.manifold.kernel_code`` is not ``None``: sphere, Stiefel
+        and Grassmann with the QR retraction, SPD with ``exp``); ``False`` always uses the
+        Python loop. ``result.loop`` says which ran.
     callback, history, disp
         As in :func:`jitopt.solvers.rgd`; called and recorded at each checkpoint.
     rng : int or numpy.random.Generator, optional
