@@ -132,6 +132,13 @@ class Manifold:
         return self._name
 
     @property
+    def kernel_code(self):
+        """The code of this manifold with its retraction in the compiled loop of the
+        stochastic solvers (``jitopt.solvers.srge``), or ``None`` when that loop does not
+        handle it (the solvers then take their Python loop)."""
+        return None
+
+    @property
     def typical_dist(self):
         """A typical distance between points (Manopt's ``typicaldist``): the largest trust
         radius of ``rtr`` and the longest step of the Wolfe searches by default;

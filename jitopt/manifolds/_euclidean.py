@@ -6,6 +6,7 @@ import numpy as np
 
 from ..validation import check_rng
 from ._base import Manifold
+from ._kernels import SPHERE
 
 __all__ = ["Euclidean", "Sphere"]
 
@@ -116,6 +117,10 @@ class Sphere(Manifold):
     """
 
     retractions = ("projection", "exp")
+
+    @property
+    def kernel_code(self):
+        return SPHERE if len(self.shape) == 1 and self.retraction_name == "projection" else None
 
     @property
     def typical_dist(self):

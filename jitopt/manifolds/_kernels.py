@@ -9,6 +9,10 @@ compiled loops (SERENA) and the kernels over k copies.
 import numpy as np
 from numba import njit
 
+#: codes of :attr:`Manifold.kernel_code <jitopt.manifolds.Manifold.kernel_code>`: a manifold
+#: and retraction the compiled loop of the SERENA solvers handles
+SPHERE, STIEFEL, GRASSMANN, SPD_EXP = range(4)
+
 
 @njit(cache=True)
 def sym(a):
@@ -335,3 +339,46 @@ def fixed_rank_retraction(u, s, v, mid, up, vp):
     left = np.ascontiguousarray(qu) @ np.ascontiguousarray(w[:, :k])
     right = np.ascontiguousarray(zt[:k]) @ np.ascontiguousarray(qv.T)
     return left, sig[:k].copy(), right
+
+
+# -- the kernel layout of compiled loops ------------------------------------------------
+# A point or tangent vector of the sphere, Stiefel or Grassmann manifold as its transpose,
+# shape (p, d), so that inner loops run over contiguous rows (the SERENA loop,
+# ``jitopt.solvers._serena_kernels``). Reassociated sums (so that they vectorise), with no
+# assumption that values are finite; called only from compiled code: no Python wrapper, no
+# division checks.
+FAST = {"reassoc", "contract"}
+INNER = {"cache": True, "no_cpython_wrapper": True, "error_model": "numpy"}
+
+
+@njit(fastmath=FAST, **INNER)
+def axpby(out, a, x, b, y):
+    """out = a x + b y elementwise (``y`` unread when b = 0); returns whether every entry
+    of ``out`` is finite."""
+    acc = 0.0
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            o = a * x[i, j] + (b * y[i, j] if b != 0.0 else 0.0)
+            out[i, j] = o
+            acc += o * 0.0  # NaN after an inf or a NaN entry
+    return acc == 0.0
+
+
+@njit(fastmath=FAST, **INNER)
+def layout_projection(mk, x, u):
+    """u <- P_x(u) in the kernel layout, ``mk`` the manifold's ``kernel_code``: the rows of
+    u minus sym(u xᵀ) x (Stiefel) or (u xᵀ) x (sphere, Grassmann), i.e. U - X sym(XᵀU) or
+    U - X XᵀU for U = uᵀ, X = xᵀ."""
+    p, d = x.shape
+    a = np.empty((p, p))
+    for i in range(p):
+        for j in range(p):
+            s = 0.0
+            for k in range(d):
+                s += u[i, k] * x[j, k]
+            a[i, j] = s
+    for i in range(p):
+        for j in range(p):
+            c = 0.5 * (a[i, j] + a[j, i]) if mk == STIEFEL else a[i, j]
+            for k in range(d):
+                u[i, k] -= c * x[j, k]

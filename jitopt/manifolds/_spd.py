@@ -48,6 +48,10 @@ class SPD(Manifold):
     retractions = ("exp", "second_order")
 
     @property
+    def kernel_code(self):
+        return K.SPD_EXP if self.retraction_name == "exp" else None
+
+    @property
     def typical_dist(self):
         return float(np.sqrt(self.n * (self.n + 1) / 2))
 

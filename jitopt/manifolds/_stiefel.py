@@ -207,6 +207,10 @@ class Stiefel(_Copies):
 
     retractions = ("qr", "polar", "cayley")
 
+    @property
+    def kernel_code(self):
+        return K.STIEFEL if self.retraction_name == "qr" else None
+
     def __init__(self, n, p, retraction=None, *, k=1):
         n, p = _check_sizes("Stiefel", n, p)
         self._setup("Stiefel", n, p, k, n * p - p * (p + 1) // 2, retraction)
@@ -262,6 +266,10 @@ class Grassmann(_Copies):
     """
 
     retractions = ("qr", "polar", "exp")
+
+    @property
+    def kernel_code(self):
+        return K.GRASSMANN if self.retraction_name == "qr" else None
 
     def __init__(self, n, p, retraction=None, *, k=1):
         n, p = _check_sizes("Grassmann", n, p)
@@ -345,6 +353,7 @@ class Orthogonal(Stiefel):
     """
 
     retractions = ("qr", "polar", "cayley", "exp")
+    kernel_code = None  # the compiled loops handle no orthogonal group
 
     @property
     def typical_dist(self):

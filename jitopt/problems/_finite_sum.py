@@ -20,7 +20,8 @@ from ..manifolds._kernels import spd_sqrt_and_inv_sqrt, sym
 __all__ = ["finite_sum_pca", "leading_eigenvector", "robust_pca", "karcher_mean",
            "spiked_samples", "commuting_spd_samples"]
 
-# codes of ``sample_kernel[0]``, shared with the solver kernels
+# codes of ``sample_kernel[0]``, the problem's kind (the compiled loops tell the kinds apart
+# by the types of their data: ``_finite_sum_kernel.sample_rgrad``)
 PCA, ROBUST_PCA, KARCHER = 0, 1, 2
 
 

@@ -3,14 +3,12 @@
 The kernels work in place on float64 C-contiguous arrays in the *kernel layout*: a point or
 tangent vector of the sphere, Stiefel or Grassmann manifold as its transpose, shape
 ``(p, d)`` (a sphere point is one row), so that every inner loop runs over a contiguous
-row; an SPD matrix as itself. The manifold is an integer code; the problem is told apart
-by the types of its data ``(data, aux, par)`` of ``problem.sample_kernel``, which lets Numba
-drop the other problems' code at compile time (a branch on ``data.ndim`` is pruned before
-type inference), so a problem compiles only its own oracle:
-
-- PCA and robust PCA: ``data`` the samples as rows (2-D), ``aux`` their squared norms
-  (empty for PCA), ``par`` eps²; both share one specialisation;
-- Karcher mean: ``data`` the matrices, shape ``(n, d, d)``.
+row; an SPD matrix as itself. The manifold is an integer code (its ``kernel_code``); the
+problem is its data ``(data, aux, par)`` of ``problem.sample_kernel``, passed through to
+its per-sample oracle ``problems._finite_sum_kernel.sample_rgrad``, so that a new built-in
+problem touches no solver. Retraction and transport tell SPD apart by ``data.ndim`` (3 for
+the problems on SPD, 2 for the others; pruned at compile time, so a problem compiles only
+its own geometry).
 
 The retraction of the sphere, Stiefel and Grassmann manifolds is the Q factor with a
 positive diagonal in R, computed by Gram-Schmidt twice (for the thin matrices of these
@@ -22,67 +20,12 @@ a non-finite value is reported by a status, so no error formatting is compiled.
 import numpy as np
 from numba import njit
 
-from ..manifolds._kernels import spd_exp, spd_transport, sym
-from ..problems._finite_sum import _karcher_log_sum, sample_gradients
-
-# manifold codes (the default retraction of each manifold; others run the Python loop)
-SPHERE, STIEFEL, GRASSMANN, SPD_EXP = range(4)
-# reassociated sums (so that they vectorise) in the loops over a row; no assumption that
-# values are finite, so the finiteness tests keep their meaning
-_FAST = {"reassoc", "contract"}
-# helpers called only from kernels: no Python wrapper, no division checks
-_INNER = {"cache": True, "no_cpython_wrapper": True, "error_model": "numpy"}
+from ..manifolds._kernels import (FAST, INNER, SPD_EXP, axpby, layout_projection, spd_exp,
+                                   spd_transport)
+from ..problems._finite_sum_kernel import sample_rgrad
 
 
-def manifold_code(manifold):
-    """The code of a manifold the kernel handles, or ``None``."""
-    from ..manifolds import SPD, Grassmann, Orthogonal, Sphere, Stiefel
-
-    name = manifold.retraction_name
-    if isinstance(manifold, Sphere) and len(manifold.shape) == 1 and name == "projection":
-        return SPHERE
-    if isinstance(manifold, Stiefel) and not isinstance(manifold, Orthogonal) and name == "qr":
-        return STIEFEL
-    if isinstance(manifold, Grassmann) and name == "qr":
-        return GRASSMANN
-    if isinstance(manifold, SPD) and name == "exp":
-        return SPD_EXP
-    return None
-
-
-@njit(fastmath=_FAST, **_INNER)
-def _axpby(out, a, x, b, y):
-    """out = a x + b y elementwise (``y`` unread when b = 0); returns whether every entry
-    of ``out`` is finite."""
-    acc = 0.0
-    for i in range(out.shape[0]):
-        for j in range(out.shape[1]):
-            o = a * x[i, j] + (b * y[i, j] if b != 0.0 else 0.0)
-            out[i, j] = o
-            acc += o * 0.0  # NaN after an inf or a NaN entry
-    return acc == 0.0
-
-
-@njit(fastmath=_FAST, **_INNER)
-def _project(mk, x, u):
-    """u <- P_x(u) in the kernel layout: the rows of u minus sym(u xᵀ) x (Stiefel) or
-    (u xᵀ) x (sphere, Grassmann), i.e. U - X sym(XᵀU) or U - X XᵀU for U = uᵀ, X = xᵀ."""
-    p, d = x.shape
-    a = np.empty((p, p))
-    for i in range(p):
-        for j in range(p):
-            s = 0.0
-            for k in range(d):
-                s += u[i, k] * x[j, k]
-            a[i, j] = s
-    for i in range(p):
-        for j in range(p):
-            c = 0.5 * (a[i, j] + a[j, i]) if mk == STIEFEL else a[i, j]
-            for k in range(d):
-                u[i, k] -= c * x[j, k]
-
-
-@njit(fastmath=_FAST, **_INNER)
+@njit(fastmath=FAST, **INNER)
 def _orthonormalize(y):
     """The rows of ``y`` replaced by the Q factor of the QR factorisation of ``yᵀ`` with a
     positive diagonal in R: Gram-Schmidt, each row orthogonalised twice. Returns whether
@@ -107,34 +50,21 @@ def _orthonormalize(y):
     return True
 
 
-@njit(**_INNER)
+@njit(**INNER)
 def _retract(data, out, x, t, v):
     """``out`` <- R_x(t v); returns whether it is finite."""
     if data.ndim == 3:
-        return _axpby(out, 1.0, spd_exp(x, t * v), 0.0, out)
-    return _axpby(out, 1.0, x, t, v) and _orthonormalize(out)
+        return axpby(out, 1.0, spd_exp(x, t * v), 0.0, out)
+    return axpby(out, 1.0, x, t, v) and _orthonormalize(out)
 
 
-@njit(**_INNER)
-def _rgrad(mk, data, aux, par, out, x, idx):
-    """``out`` <- the Riemannian gradient at ``x`` of the mean of f_i over ``idx``; returns
-    that mean cost."""
-    if data.ndim == 3:
-        s, _, acc, sq = _karcher_log_sum(x, data, idx)
-        _axpby(out, -1.0 / idx.size, sym(s @ acc @ s), 0.0, out)
-        return 0.5 * np.sum(sq) / idx.size
-    cost = sample_gradients(out, x, data, aux, par, idx)
-    _project(mk, x, out)
-    return cost
-
-
-@njit(**_INNER)
+@njit(**INNER)
 def _transport(mk, data, x, y, u):
     """u <- the transport of ``u`` from ``x`` to ``y``."""
     if data.ndim == 3:
-        _axpby(u, 1.0, spd_transport(x, y, u), 0.0, u)
+        axpby(u, 1.0, spd_transport(x, y, u), 0.0, u)
     else:
-        _project(mk, y, u)
+        layout_projection(mk, y, u)
 
 
 @njit(cache=True, error_model="numpy")
@@ -152,7 +82,7 @@ def run_chunk(mk, data, aux, par, x, v, xa, ga, idx, idx2, etas, betas, control,
     xp, gx, gp, gu, t = (np.empty_like(x), np.empty_like(x), np.empty_like(x),
                          np.empty_like(x), np.empty_like(x))
     for k in range(etas.size):
-        _axpby(xp, 1.0, x, 0.0, x)
+        axpby(xp, 1.0, x, 0.0, x)
         if not _retract(data, x, xp, -etas[k], v):
             return 1, k + 1, ifo, calls, np.nan
         if k >= idx.shape[0]:
@@ -160,36 +90,36 @@ def run_chunk(mk, data, aux, par, x, v, xa, ga, idx, idx2, etas, betas, control,
         beta = betas[k]
         s = idx[k]
         if beta < 1.0 or not independent:
-            _rgrad(mk, data, aux, par, gx, x, s)
+            sample_rgrad(mk, data, aux, par, gx, x, s)
             ifo += s.size
             calls += 1
         if beta < 1.0:
-            _rgrad(mk, data, aux, par, gp, xp, s)
+            sample_rgrad(mk, data, aux, par, gp, xp, s)
             ifo += s.size
             calls += 1
-            _axpby(t, 1.0, v, -1.0, gp)
+            axpby(t, 1.0, v, -1.0, gp)
             _transport(mk, data, xp, x, t)
-            _axpby(v, 1.0 - beta, gx, 1.0 - beta, t)
+            axpby(v, 1.0 - beta, gx, 1.0 - beta, t)
         if beta > 0.0:
             if independent:
                 s = idx2[k]
-                _rgrad(mk, data, aux, par, gu, x, s)
+                sample_rgrad(mk, data, aux, par, gu, x, s)
                 ifo += s.size
                 calls += 1
             else:
-                _axpby(gu, 1.0, gx, 0.0, gx)
+                axpby(gu, 1.0, gx, 0.0, gx)
             if control:
-                _rgrad(mk, data, aux, par, gp, xa, s)
+                sample_rgrad(mk, data, aux, par, gp, xa, s)
                 ifo += s.size
                 calls += 1
-                _axpby(t, 1.0, gp, -1.0, ga)
+                axpby(t, 1.0, gp, -1.0, ga)
                 _transport(mk, data, xa, x, t)
-                _axpby(gu, 1.0, gu, -1.0, t)
-            _axpby(v, beta, gu, 1.0 if beta < 1.0 else 0.0, v)
-        if not _axpby(v, 1.0, v, 0.0, v):
+                axpby(gu, 1.0, gu, -1.0, t)
+            axpby(v, beta, gu, 1.0 if beta < 1.0 else 0.0, v)
+        if not axpby(v, 1.0, v, 0.0, v):
             return 1, k + 1, ifo, calls, np.nan
     cost = np.nan
     if all_samples.size:
-        cost = _rgrad(mk, data, aux, par, g, x, all_samples)
+        cost = sample_rgrad(mk, data, aux, par, g, x, all_samples)
     return 0, etas.size, ifo, calls, cost
 

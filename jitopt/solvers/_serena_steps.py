@@ -130,7 +130,7 @@ def steps_path(problem, jit):
     """The Numba path for ``problem`` when ``jit="auto"`` allows one and it exists, else the
     Python path."""
     if jit == "auto" and problem.sample_kernel is not None:
-        code = K.manifold_code(problem.manifold)
+        code = problem.manifold.kernel_code
         if code is not None:
             return _Kernel(problem, code)
     return _Loop(problem)

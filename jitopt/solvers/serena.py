@@ -12,7 +12,9 @@ import numpy as np
 
 from .._core.problem import FiniteSumProblem
 from .._core.registry import register_method
-from .._core.result import Monitor, NonFiniteOracle, Status
+from .._core.result import NonFiniteOracle
+from .._core.run import Algorithm, State, run
+from .._core.stopping import FTarget, MaxIter, MaxPasses, MaxTime, Tolerance
 from ..validation import check_choice, check_int, check_real, check_rng
 from ._serena_steps import estimator_steps, steps_path
 from ._serena_step_size import StepSize
@@ -21,6 +23,7 @@ __all__ = ["srge", "r_sgd", "r_svrg", "r_srg", "r_srm", "r_srvrg", "r_svrrm", "r
            "estimator_steps"]
 
 _POWERS = {"constant": 0.0, "decay": 1.0, "sqrt": 0.5, "cbrt": 1.0 / 3.0}
+_NO_BATCHES = np.zeros((0, 0), dtype=np.int64)
 
 
 @register_method("srge", FiniteSumProblem, tol_option="gtol")
@@ -116,8 +119,9 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
     jit : {"auto", False}
         ``"auto"`` runs the inner loop in Numba when the problem is a built-in one with
         compiled per-sample oracles (``problem.sample_kernel``) on a manifold and retraction
-        the kernel knows (sphere, Stiefel and Grassmann with the QR retraction, SPD with ``exp``);
-        ``False`` always uses the Python loop. ``result.loop`` says which ran.
+        the kernel knows (``problem.manifold.kernel_code`` is not ``None``: sphere, Stiefel
+        and Grassmann with the QR retraction, SPD with ``exp``); ``False`` always uses the
+        Python loop. ``result.loop`` says which ran.
     callback, history, disp
         As in :func:`jitopt.solvers.rgd`; called and recorded at each checkpoint.
     rng : int or numpy.random.Generator, optional
@@ -193,106 +197,135 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
     M = problem.manifold
     x = M.random_point(rng) if x0 is None else M.validate_point(x0, "x0")
 
-    path = steps_path(problem, jit)
-    power = _POWERS[step_schedule]
-    empty = np.zeros((0, 0), dtype=np.int64)
-    all_samples = problem.all_samples
-    steps_per_chunk = m if m is not None else max(math.ceil(n / b), 1)
+    noisy = m is None or (beta == 1.0 and not control)
+    schedule = _Schedule(beta, beta_schedule, lam, step_schedule)
+    algorithm = Srge(steps_path(problem, jit), rng, schedule, step_size, gtol, noisy, b, b2,
+                     B, m, control, independent)
+    stop = (Tolerance("gtol", gtol) | FTarget(f_target) | MaxPasses(max_passes)
+            | MaxIter(math.inf if maxiter is None else maxiter) | MaxTime(max_time))
+    return run(problem, algorithm, x, stop=stop, callback=callback, history=history,
+               disp=disp)
 
-    def batches(rows, size):
-        if size == n:
-            return np.tile(all_samples, (rows, 1))
-        return rng.integers(0, n, size=(rows, size), dtype=np.int64)
 
-    nit = 0
-    # IFO spent on checkpoint gradients that the method itself does not use
-    monitor_ifo = 0
+class _Schedule:
+    r"""The steps :math:`\eta_t` and weights :math:`\beta_t` of an epoch, by the rules of
+    ``step_schedule`` and ``beta_schedule`` (chosen once)."""
 
-    def passes():
-        return (monitor.counts()[2] - monitor_ifo) / n
+    def __init__(self, beta, beta_schedule, lam, step_schedule):
+        self.beta, self.lam, self.power = beta, lam, _POWERS[step_schedule]
+        self.betas = {"constant": self._constant, "storm": self._storm,
+                      "decay": self._decay}[beta_schedule]
 
-    def fields(x, nit):
-        return {"passes": passes(), "loop": path.loop}
-
-    monitor = Monitor(problem, callback, history, disp, extra=("passes", "step"), x0=x,
-                      fields=fields, gtol=gtol, f_target=f_target, max_passes=max_passes,
-                      maxiter=maxiter, max_time=max_time)
-
-    def stop(status):
-        return monitor.result(x, f, gnorm, nit, status, **fields(x, nit))
-
-    f, g = path.checkpoint(x)
-    monitor_ifo += n
-    gnorm = M.norm(x, g)
-    if not np.isfinite(gnorm):
-        raise NonFiniteOracle("The Riemannian gradient at x0 is not finite")
-    if step_size is not None or gnorm <= gtol:  # (at a stationary start: unused)
-        step = StepSize(1.0 if step_size is None else step_size)
-    else:  # an estimator that does not reduce the sampling noise gets a smaller step
-        noisy = m is None or (beta == 1.0 and not control)
-        step = StepSize.default(path, x, gnorm, batches(1, b), rng.standard_normal(M.shape),
-                                noisy)
-    v = xa = ga = g
-    fresh = True  # g is a checkpoint gradient no snapshot has used yet
-
-    while True:
-        if monitor.iteration(nit, x, f, gnorm, passes=passes(), step=step.eta):
-            return stop(Status.CALLBACK)
-        if gnorm <= gtol:
-            return stop(Status.CONVERGED)
-        if f_target is not None and f <= f_target:
-            return stop(Status.TARGET)
-        if passes() >= max_passes:
-            return stop(Status.MAX_PASSES)
-        if maxiter is not None and nit >= maxiter:
-            return stop(Status.MAXITER)
-        if monitor.elapsed() >= max_time:
-            return stop(Status.MAXTIME)
-
-        if m is not None or nit == 0:  # restart: new snapshot
-            if B == n:
-                ga = g  # the checkpoint's full gradient at x: the method uses it
-                if fresh:
-                    monitor_ifo -= n
-                    fresh = False
-            else:
-                ga = problem.rgrad(x, batches(1, B)[0])
-            xa, v = x, ga
-        n_updates = steps_per_chunk - 1 if m is not None else steps_per_chunk
-        n_steps = steps_per_chunk
-        if maxiter is not None and nit + n_steps > maxiter:  # a last, shorter chunk
-            n_steps = maxiter - nit
-            n_updates = min(n_updates, n_steps - 1)
-        idx = batches(n_updates, b)
-        idx2 = batches(n_updates, b2) if independent else empty
+    def __call__(self, nit, n_steps, eta0):
+        """``(etas, betas)`` of the steps ``nit, ..., nit + n_steps - 1`` from the step
+        ``eta0`` of the epoch."""
         t = np.arange(nit, nit + n_steps, dtype=float)
-        eta0 = step.eta
-        etas = eta0 / (1.0 + lam * t) ** power
-        if beta_schedule == "storm":
-            betas = np.minimum(1.0, beta * (etas / eta0) ** 2)
-        elif beta_schedule == "decay":
-            betas = beta / (1.0 + lam * t) ** 2
+        etas = eta0 / (1.0 + self.lam * t) ** self.power
+        return etas, self.betas(t, etas, eta0)
+
+    def _constant(self, t, etas, eta0):
+        return np.full(t.size, self.beta)
+
+    def _storm(self, t, etas, eta0):
+        return np.minimum(1.0, self.beta * (etas / eta0) ** 2)
+
+    def _decay(self, t, etas, eta0):
+        return self.beta / (1.0 + self.lam * t) ** 2
+
+
+class Srge(Algorithm):
+    """:func:`srge` as the driver runs it: each step is one epoch, from a checkpoint to the
+    next, on the ``path`` chosen at setup (the compiled chunk or the Python chunk of
+    :mod:`~jitopt.solvers._serena_steps`); an epoch that raises the full cost is discarded
+    (:class:`~jitopt.solvers._serena_step_size.StepSize`)."""
+
+    columns = ("passes", "step")
+
+    def __init__(self, path, rng, schedule, step_size, gtol, noisy, batch_size, batch_size2,
+                 big_batch, epoch_length, control, independent):
+        self.path, self.rng, self.schedule = path, rng, schedule
+        self.step_size, self.gtol, self.noisy = step_size, gtol, noisy
+        self.b, self.b2, self.B, self.m = batch_size, batch_size2, big_batch, epoch_length
+        self.control, self.independent = control, independent
+        self.n = n = path.problem.n_samples
+        # steps per epoch: m, or a pass's worth of batches without restarts
+        self.epoch = max(math.ceil(n / batch_size), 1) if epoch_length is None else epoch_length
+
+    def batches(self, rows, size):
+        """``rows`` batches of ``size`` samples, drawn with replacement (all samples when
+        ``size`` is ``n``)."""
+        if size == self.n:
+            return np.tile(self.path.problem.all_samples, (rows, 1))
+        return self.rng.integers(0, self.n, size=(rows, size), dtype=np.int64)
+
+    def passes(self):
+        """The method's own IFO over ``n``: the run's ``nifo`` less the checkpoint
+        gradients the method does not use."""
+        return (self.problem.counts.own()[2] - self.ifo0 - self.unused) / self.n
+
+    def fields(self, x, nit):
+        return {"passes": self.passes(), "loop": self.path.loop}
+
+    def start(self, problem, x):
+        self.problem, M = problem, problem.manifold
+        self.ifo0, self.unused = problem.counts.own()[2], 0
+        f, g = self.path.checkpoint(x)
+        self.unused += self.n
+        gnorm = M.norm(x, g)
+        if not np.isfinite(gnorm):
+            raise NonFiniteOracle("The Riemannian gradient at x0 is not finite")
+        if self.step_size is not None or gnorm <= self.gtol:  # (at a stationary start: unused)
+            self.stepsize = StepSize(1.0 if self.step_size is None else self.step_size)
+        else:  # an estimator that does not reduce the sampling noise gets a smaller step
+            self.stepsize = StepSize.default(self.path, x, gnorm, self.batches(1, self.b),
+                                             self.rng.standard_normal(M.shape), self.noisy)
+        # fresh: g is a checkpoint gradient no snapshot has used yet
+        return State(x, f, gnorm, self.measure, g=g, fresh=True,
+                     extra={"passes": self.passes(), "step": self.stepsize.eta})
+
+    def restart(self, s):
+        """A new snapshot at ``s.x``: its gradient over a batch of size ``big_batch``
+        (the checkpoint's full gradient when that is all samples)."""
+        if self.B == self.n:
+            s.ga = s.g  # the checkpoint's full gradient at x: the method uses it
+            if s.fresh:
+                self.unused -= self.n
+                s.fresh = False
         else:
-            betas = np.full(n_steps, beta)
+            s.ga = self.problem.rgrad(s.x, self.batches(1, self.B)[0])
+        s.xa, s.v = s.x, s.ga
+
+    def step(self, s, budget):
+        if self.m is not None or s.nit == 0:
+            self.restart(s)
+        n_steps = self.epoch
+        n_updates = n_steps - 1 if self.m is not None else n_steps
+        left = budget.iterations(s)
+        if n_steps > left:  # a last, shorter epoch
+            n_steps = left
+            n_updates = min(n_updates, n_steps - 1)
+        idx = self.batches(n_updates, self.b)
+        idx2 = self.batches(n_updates, self.b2) if self.independent else _NO_BATCHES
+        etas, betas = self.schedule(s.nit, n_steps, self.stepsize.eta)
         try:
-            status, steps, x_new, v_new, f_new, g_new = path.chunk(
-                x, v, xa, ga, idx, idx2, etas, betas, control, independent)
+            status, steps, x, v, f, g = self.path.chunk(
+                s.x, s.v, s.xa, s.ga, idx, idx2, etas, betas, self.control, self.independent)
         except np.linalg.LinAlgError as err:  # a factorisation met NaN or inf
             raise NonFiniteOracle(f"A matrix factorisation failed ({err}) within steps "
-                                  f"{nit + 1}-{nit + n_steps} (try a smaller "
+                                  f"{s.nit + 1}-{s.nit + n_steps} (try a smaller "
                                   f"step_size)") from err
         if status:
             raise NonFiniteOracle(f"A gradient estimate or the iterate became non-finite "
-                                  f"at step {nit + steps}")
-        nit += steps
-        monitor_ifo += n
-        gnorm_new = M.norm(x_new, g_new)
-        if not (np.isfinite(gnorm_new) and np.isfinite(f_new)):
+                                  f"at step {s.nit + steps}")
+        s.nit += steps
+        self.unused += self.n
+        gnorm = self.problem.manifold.norm(x, g)
+        if not (np.isfinite(gnorm) and np.isfinite(f)):
             raise NonFiniteOracle(f"The full cost or Riemannian gradient is not finite at "
-                                  f"step {nit}")
-        if step.accept(f, f_new):  # else back to the last checkpoint, with half the step
-            x, v, f, g, gnorm = x_new, v_new, f_new, g_new, gnorm_new
-            fresh = True
+                                  f"step {s.nit}")
+        if self.stepsize.accept(s.fun, f):  # else back to the last checkpoint, with half the step
+            s.x, s.v, s.fun, s.g, s.stationarity, s.fresh = x, v, f, g, gnorm, True
+        s.extra = {"passes": self.passes(), "step": self.stepsize.eta}
 
 
 # -- presets ---------------------------------------------------------------------------------
