@@ -175,7 +175,7 @@ class LeastSquares(FiniteSumProblem):
 
     @property
     def n_cached_rows(self):
-        """How many rows of :math:`X^\top X/n` are cached now."""
+        r"""How many rows of :math:`X^\top X/n` are cached now."""
         return int(self._counter[0])
 
     def gram_rhs(self):

@@ -137,7 +137,7 @@ def rcg(problem, x0=None, *, beta="HS+", restart_threshold=np.inf, c1=1e-4, c2=0
 
 
 class ConjugateGradient(Algorithm):
-    """:math:`d_{k+1} = -\operatorname{grad} f(x_{k+1}) + \beta_k \mathcal{T}(d_k)` with
+    r""":math:`d_{k+1} = -\operatorname{grad} f(x_{k+1}) + \beta_k \mathcal{T}(d_k)` with
     a strong Wolfe step along :math:`d_k`; a restart along :math:`-\operatorname{grad} f`
     when :math:`d_k` is not a descent direction or its search fails."""
 

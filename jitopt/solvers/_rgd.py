@@ -145,7 +145,7 @@ def rgd(problem, x0=None, *, gtol=1e-6, f_target=None, maxiter=1000, max_time=np
 
 
 class GradientDescent(Algorithm):
-    """:math:`x_{k+1} = R_{x_k}(-\alpha_k \operatorname{grad} f(x_k))` with the step of
+    r""":math:`x_{k+1} = R_{x_k}(-\alpha_k \operatorname{grad} f(x_k))` with the step of
     ``rule`` (:class:`FixedStep` or :class:`Backtracking`)."""
 
     def __init__(self, rule, min_step):
@@ -201,7 +201,7 @@ class FixedStep:
 
 
 class Backtracking:
-    """Armijo backtracking against the Zhang–Hager reference value :math:`C_k`
+    r"""Armijo backtracking against the Zhang–Hager reference value :math:`C_k`
     (:math:`\eta = 0`: the monotone test), from a first trial step that is the
     Barzilai–Borwein quotient or grows by ``1/contraction`` after a step accepted at once."""
 

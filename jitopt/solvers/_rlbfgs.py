@@ -134,7 +134,7 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
 
 
 class LBFGS(Algorithm):
-    """:math:`x_{k+1} = R_{x_k}(t_k d_k)`, :math:`d_k = -\mathcal H_k
+    r""":math:`x_{k+1} = R_{x_k}(t_k d_k)`, :math:`d_k = -\mathcal H_k
     \operatorname{grad} f(x_k)` from the two-loop recursion over the kept pairs, with a
     Wolfe step; the memory is cleared when :math:`d_k` is no descent direction or a search
     fails, and the run ends when a search fails twice in a row."""

@@ -437,7 +437,7 @@ class SubmanifoldDescent(Algorithm):
 
 
 class CostStall(Criterion):
-    """``SMALL_STEP`` when the cost, known at the checks, fell by at most ``stall_tol``
+    r"""``SMALL_STEP`` when the cost, known at the checks, fell by at most ``stall_tol``
     :math:`\cdot\max(1, |f|)` over the last ``stall_steps`` steps while the gradient norm is
     above ``gtol`` (``CONVERGED`` when it is not): the block steps reached their rounding
     floor."""

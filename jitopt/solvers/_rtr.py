@@ -201,7 +201,7 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
 
 
 class TrustRegions(Algorithm):
-    """The model step of :func:`_tcg` in a ball of radius :math:`\Delta_k`, accepted when
+    r"""The model step of :func:`_tcg` in a ball of radius :math:`\Delta_k`, accepted when
     the ratio :math:`\rho_k` of actual to predicted decrease exceeds ``rho_prime``, with
     :math:`\Delta_k` divided by 4 or doubled by :math:`\rho_k`."""
 
