@@ -25,7 +25,7 @@ _NAMES = {
 
 #: what the other parts of jitopt use that is not public: compiled oracles and data checks
 _SHARED = {
-    "least_squares_kernel": "._sparse_kernels", "logistic_kernel": "._sparse_kernels",
+    "sample_rgrad": "._finite_sum_kernel", "least_squares_kernel": "._sparse_kernels", "logistic_kernel": "._sparse_kernels",
     "power_estimate": "._sparse", "normal_form_operator": "._vi", "as_density": "._barycenter",
     "as_grid": "._barycenter", "check_weights": "._barycenter",
     **{name: "._finite_sum" for name in ("top_eigenpairs", "pca_cost", "pca_egrad",

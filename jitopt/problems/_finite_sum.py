@@ -14,8 +14,7 @@ from numba import njit
 
 from .._core.problem import FiniteSumProblem
 from ..validation import as_array, check_array, check_choice, check_int, check_real, check_rng
-from ..manifolds import SPD, Grassmann, Sphere, Stiefel
-from ..manifolds._kernels import spd_sqrt_and_inv_sqrt, sym
+from ..manifolds import SPD, Grassmann, Sphere, Stiefel, spd_sqrt_and_inv_sqrt, sym
 
 __all__ = ["finite_sum_pca", "leading_eigenvector", "robust_pca", "karcher_mean",
            "spiked_samples", "commuting_spd_samples"]

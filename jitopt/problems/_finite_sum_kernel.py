@@ -5,7 +5,7 @@ branch here, and no solver changes."""
 import numpy as np
 from numba import njit
 
-from ..manifolds._kernels import INNER, axpby, layout_projection, sym
+from ..manifolds import INNER, axpby, layout_projection, sym
 from ._finite_sum import _karcher_log_sum, sample_gradients
 
 

@@ -20,9 +20,8 @@ a non-finite value is reported by a status, so no error formatting is compiled.
 import numpy as np
 from numba import njit
 
-from ..manifolds._kernels import (FAST, INNER, SPD_EXP, axpby, layout_projection, spd_exp,
-                                   spd_transport)
-from ..problems._finite_sum_kernel import sample_rgrad
+from ..manifolds import FAST, INNER, axpby, layout_projection, spd_exp, spd_transport
+from ..problems import sample_rgrad
 
 
 @njit(fastmath=FAST, **INNER)

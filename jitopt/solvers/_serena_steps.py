@@ -5,6 +5,7 @@ with the problem's callables, doing the same operations in the same order."""
 import numpy as np
 
 from .._core.result import NonFiniteOracle
+from ..manifolds import SPD_EXP
 from . import _serena_kernels as K
 
 __all__ = ["estimator_steps"]
@@ -54,12 +55,12 @@ class _Kernel:
 
     def to_kernel(self, a):
         """A C-contiguous copy of the point or vector ``a`` in the kernels' layout."""
-        if self.code == K.SPD_EXP:
+        if self.code == SPD_EXP:
             return np.array(a, dtype=float, order="C")
         return np.array(np.reshape(a, (self.shape[0], -1)).T, dtype=float, order="C")
 
     def from_kernel(self, a):
-        if self.code == K.SPD_EXP:
+        if self.code == SPD_EXP:
             return a
         return np.ascontiguousarray(a.T).reshape(self.shape)
 
@@ -72,8 +73,7 @@ class _Kernel:
             self.code, self.data, self.aux, self.par, x, v, self.to_kernel(xa),
             self.to_kernel(ga), idx, idx2, etas, betas, control, independent, g,
             problem.all_samples if checkpoint else _NO_INDEX)
-        problem.counts.nifo += ifo
-        problem.counts.njev += calls
+        problem.counts.add(njev=calls, nifo=ifo)
         x, v = self.from_kernel(x), self.from_kernel(v)
         if status or not checkpoint:
             return status, steps, x, v, None, None
