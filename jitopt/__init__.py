@@ -31,8 +31,8 @@ _NAMES = {
     "NonFiniteOracle": "._core.result",
 }
 
-_PACKAGES = ("distributed", "games", "manifolds", "problems", "sets", "solvers", "sparse",
-             "testing", "transport", "validation")
+_PACKAGES = ("distributed", "evi", "games", "manifolds", "problems", "sets", "solvers",
+             "sparse", "testing", "transport", "validation")
 
 __all__ = list(_NAMES) + [p for p in _PACKAGES
                           if p not in ("distributed", "testing", "validation")]

@@ -495,7 +495,8 @@ def test_reweighting_lp_at_its_pivot_bound_is_skipped(monkeypatch, reweight):
     ``True``; for ``"cg"``, whose small restricted LPs HiGHS's presolve may solve without
     a pivot, every solve reports the bound) is skipped: the run returns what the regret
     loop alone returns."""
-    from jitopt.solvers import ColumnGeneration, _evi_domains
+    from jitopt.solvers import ColumnGeneration
+    from jitopt.evi import _domains as _evi_domains
 
     rng = np.random.default_rng(4)
     problem = VIProblem(_nonmonotone(5, rng), Box(0.0, 1.0), dim=5)

@@ -26,7 +26,7 @@ def run_python(code, cache_dir=None):
 #: what a smooth problem solved by minimize's default never needs
 NOT_NEEDED = ("scipy.optimize", "cvxpy", "highspy", "sklearn", "matplotlib", "jax", "dask",
               "jitopt.sparse", "jitopt.transport", "jitopt.games", "jitopt.distributed",
-              "jitopt.problems", "jitopt.solvers.serena", "jitopt.solvers._evi",
+              "jitopt.problems", "jitopt.solvers.serena", "jitopt.evi._evi",
               "jitopt.solvers.dc", "jitopt.solvers._rgd", "jitopt.solvers._rsdm")
 
 

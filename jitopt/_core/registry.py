@@ -26,7 +26,7 @@ METHOD_MODULES = {
     **{name: "jitopt.solvers.serena" for name in (
         "srge", "r-sgd", "r-svrg", "r-srg", "r-srm", "r-srvrg", "r-svrrm", "r-hybrid-sgd")},
     "online_dca": "jitopt.solvers.dc",
-    "evi": "jitopt.solvers._evi",
+    "evi": "jitopt.evi._evi",
     "iht": "jitopt.sparse._iht",
     "wdha": "jitopt.transport._wdha",
 }

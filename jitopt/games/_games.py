@@ -16,7 +16,7 @@ import numpy as np
 from .._core.result import OptimizeResult
 from ..problems import AffineOperator, NormalFormOperator, VIProblem
 from ..sets import ProductOfSimplices
-from ..solvers import evi, evi_gap
+from ..evi import evi, evi_gap
 from ..validation import check_array, check_choice, check_int, check_rng
 
 __all__ = ["NormalFormGame", "PolymatrixGame", "concave_game"]

@@ -5,8 +5,9 @@ lists them, ``jitopt.available_methods(problem)`` those that take ``problem``).
 ``rgd``, ``rlbfgs``, ``rcg``, ``rtr``, ``rsdm`` and the SERENA family minimize over
 manifolds; ``online_dca`` solves
 stochastic difference-of-convex problems (:class:`jitopt.problems.DCProblem`) and ``evi``
-expected variational inequalities (:class:`jitopt.problems.VIProblem`). The sparse and
-barycenter methods live in :mod:`jitopt.sparse` and :mod:`jitopt.transport`.
+expected variational inequalities (:class:`jitopt.problems.VIProblem`; it lives in
+:mod:`jitopt.evi`). The sparse and barycenter methods live in :mod:`jitopt.sparse` and
+:mod:`jitopt.transport`.
 """
 
 from .._lazy import lazy_names
@@ -18,8 +19,7 @@ _NAMES = {
     **{name: ".serena" for name in ("srge", "r_sgd", "r_svrg", "r_srg", "r_srm", "r_srvrg",
                                      "r_svrrm", "r_hybrid_sgd")},
     "online_dca": ".dc",
-    "evi": "._evi", "evi_gap": "._evi_gap", "EVIDomain": "._evi_domains",
-    "ColumnGeneration": "._evi_cg",
+    **{name: "..evi" for name in ("evi", "evi_gap", "EVIDomain", "ColumnGeneration")},
 }
 
 #: RSDM's compiled block steps, documented as building blocks (docs/api/solvers.rst)

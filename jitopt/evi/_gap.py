@@ -6,7 +6,7 @@ from .._core.result import OptimizeResult, Status
 from .._core.stopping import verdict
 from ..problems import VIProblem
 from ..validation import check_array, check_choice
-from ._evi_domains import EVIDomain
+from ._domains import EVIDomain
 
 __all__ = ["evi_gap", "closed_report", "report", "no_mixture", "result_message"]
 

@@ -8,7 +8,7 @@ is ``x = shift + T y`` and the operator in ``y`` coordinates is ``T^T F(x)``, so
 products, and hence all gaps, are the same in both coordinate systems.
 
 The learners: one simplex learner per group of *experts* (the groups of
-:meth:`~jitopt.solvers._evi_domains.EVIDomain.experts`). ``KIND_BOX``: group :math:`r` is
+:meth:`~jitopt.solvers._domains.EVIDomain.experts`). ``KIND_BOX``: group :math:`r` is
 row :math:`r` of the map, over the :math:`2d + 2` experts :math:`0, 1, y_j, 1 - y_j`.
 ``KIND_PRODUCT``: expert :math:`e` is the map :math:`y \mapsto y_{q_e} e_{p_e}`, one group per
 column :math:`q` of a block :math:`S_{ij}` of the map, so :math:`K_{p_e q_e} = \pi_e` and the

@@ -13,10 +13,10 @@ Given a domain :math:`X \subset \mathbb R^d` (convex, compact) and any bounded o
 (Zhang, Anagnostides, Tewolde, Berker, Farina, Conitzer and Sandholm, *Expected variational
 inequalities*, ICML 2025). With :math:`\Phi` the affine self-maps of :math:`X` this is
 computable in polynomial time for every bounded :math:`F`. The regret loop is in
-:mod:`~jitopt.solvers._evi_ggm`, its column generation in :mod:`~jitopt.solvers._evi_cg`,
-the ellipsoid against hope in :mod:`~jitopt.solvers._evi_eah`, the certificate in
-:mod:`~jitopt.solvers._evi_gap` and the internal form of the domains in
-:mod:`~jitopt.solvers._evi_domains`.
+:mod:`~jitopt.evi._ggm`, its column generation in :mod:`~jitopt.evi._cg`,
+the ellipsoid against hope in :mod:`~jitopt.evi._eah`, the certificate in
+:mod:`~jitopt.evi._gap` and the internal form of the domains in
+:mod:`~jitopt.evi._domains`.
 """
 
 import numpy as np
@@ -26,10 +26,10 @@ from .._core.run import run
 from .._core.stopping import MaxIter, MaxTime, StepVerdict, Tolerance
 from ..problems import VIProblem
 from ..validation import check_array, check_choice, check_int, check_real, check_rng
-from . import _evi_kernels as _k
-from ._evi_domains import EVIDomain
-from ._evi_eah import EllipsoidAgainstHope
-from ._evi_ggm import RegretLearning, Reweighting
+from . import _kernels as _k
+from ._domains import EVIDomain
+from ._eah import EllipsoidAgainstHope
+from ._ggm import RegretLearning, Reweighting
 
 __all__ = ["evi"]
 

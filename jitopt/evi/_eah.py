@@ -10,8 +10,8 @@ from .._core.result import OptimizeResult, Status
 from .._core.run import Algorithm, State
 from .._core.stopping import verdict
 from ..sets import Polytope
-from . import _evi_kernels as _k
-from ._evi_gap import closed_report, no_mixture, result_message
+from . import _kernels as _k
+from ._gap import closed_report, no_mixture, result_message
 
 __all__ = ["EllipsoidAgainstHope"]
 

@@ -3,9 +3,8 @@ row and column generation, with new points at the fixed points of its dual devia
 
 import numpy as np
 
-from . import _evi_domains
-from . import _evi_kernels as _k
-from ._evi_gap import report
+from . import _domains
+from ._gap import report
 
 __all__ = ["ColumnGeneration"]
 
@@ -160,7 +159,7 @@ class ColumnGeneration:
         h, status = self.h, self.highspy.HighsModelStatus
         h.setOptionValue("simplex_strategy", 1 if self.dual else 4)
         h.setOptionValue("simplex_iteration_limit",
-                         _evi_domains.LP_PIVOTS * (h.getNumRow() + h.getNumCol()))
+                         _domains.LP_PIVOTS * (h.getNumRow() + h.getNumCol()))
         self.dual = False
         h.run()
         if h.getModelStatus() != status.kOptimal:

@@ -5,7 +5,7 @@ of the column generation and a full-dimensional description for the ellipsoid.
 :class:`EVIDomain` turns a domain of :class:`jitopt.problems.VIProblem` (a
 :class:`jitopt.sets.Simplex`, a bounded :class:`jitopt.sets.Box`,
 :class:`jitopt.sets.ProductOfSimplices` or :class:`jitopt.sets.Polytope`) into the internal
-coordinates of the learners (see :mod:`jitopt.solvers._evi_kernels`): ``x = shift + T y``
+coordinates of the learners (see :mod:`jitopt.evi._kernels`): ``x = shift + T y``
 with ``y`` in a product of standard simplices or in the unit box. A polytope is lifted to
 barycentric coordinates over its vertices, ``x = V y`` with ``y`` in a simplex: every affine
 self-map of ``X`` is ``V Y`` on those coordinates for a column-stochastic ``Y``, so a
@@ -16,7 +16,7 @@ membership are those of the sets themselves.
 import numpy as np
 
 from ..sets import Polytope, ProductOfSimplices, Simplex
-from . import _evi_kernels as _k
+from . import _kernels as _k
 
 #: simplex pivots allowed per row and column of a reweighting LP: a deterministic bound on
 #: its work (HiGHS can cycle on degenerate LPs)
@@ -418,7 +418,6 @@ def _reweight_polytope(A, b, X, Fx, s):
     T, d = X.shape
     m = A.shape[0]
     nY = m * d
-    nvar = T + nY + m
     # A^T Y + M(lam) = 0 : row (p, q): sum_i A[i,p] Y[i,q] + sum_k lam_k F_k[p] x_k[q]
     eqY = sp.kron(sp.csr_matrix(A.T), sp.identity(d))
     eqL = np.einsum("kp,kq->pqk", Fx, X).reshape(d * d, T)

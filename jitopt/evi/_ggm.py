@@ -7,10 +7,10 @@ from .._core.result import NonFiniteOracle, OracleError, Status
 from .._core.run import Algorithm, State
 from .._core.stopping import Criterion, verdict
 from ..problems import AffineOperator, NormalFormOperator
-from . import _evi_kernels as _k
-from ._evi_cg import ColumnGeneration
-from ._evi_domains import block_experts
-from ._evi_gap import no_mixture, report, result_message
+from . import _kernels as _k
+from ._cg import ColumnGeneration
+from ._domains import block_experts
+from ._gap import no_mixture, report, result_message
 
 __all__ = ["RegretLearning", "Reweighting"]
 
@@ -21,7 +21,7 @@ EARLY_GAP = 20.0
 
 
 class _State:
-    """The arrays of the learners (see :mod:`jitopt.solvers._evi_kernels`)."""
+    """The arrays of the learners (see :mod:`jitopt.evi._kernels`)."""
 
     def __init__(self, dom, ce, learner, weighting, op_kind):
         n = dom.nblocks
