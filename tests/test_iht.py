@@ -306,8 +306,8 @@ def test_one_specialisation_of_the_compiled_exchange_search():
         "X, y, _ = jitopt.problems.sparse_regression_data(100, 200, 5, rng=0); "
         "[jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=5, constraint=c, "
         "relax=2.0) for c in (NonNegative(), Box(-1.5, 1.5))]")
-    kernels = ("jitopt.sparse._kernels.splice_round", "jitopt.sparse._kernels.box_qp")
-    assert all(counts.get(name) == 1 for name in kernels), counts
+    assert "jitopt.sparse._kernels.splice_round" in counts, counts
+    assert all(n == 1 for n in counts.values()), counts
 
 
 # -- variants -----------------------------------------------------------------------------
