@@ -221,8 +221,9 @@ def main(argv=None):
     configs = args.configs.split(",")
     scenarios = args.scenarios.split(",")
 
-    # warm up: JIT compilation (or loading from the Numba cache) reported apart
-    Xw, yw, _ = sparse_regression_data(50, 40, 3, rng=0)
+    # warm up: JIT compilation (or loading from the Numba cache) reported apart, on data
+    # large enough for the compiled exchange search (smaller ones run it interpreted)
+    Xw, yw, _ = sparse_regression_data(100, 200, 3, rng=0)
     for sel, cset in (("signed", NonNegative()), ("gain", Box(-1.5, 1.5)),
                       ("magnitude", NonNegative())):
         warm_up(lambda: iht(least_squares(Xw, yw), k=3, constraint=cset, selection=sel,

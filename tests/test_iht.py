@@ -269,6 +269,47 @@ def test_swap_finds_best_subset_where_plain_iht_fails():
     assert rpr_hits >= 28  # relax -> prune -> exchange search (the default with relax=2)
 
 
+@pytest.mark.parametrize("scenario", ["nonneg", "box"])
+def test_interpreted_exchange_search_and_refit_equal_compiled_bitwise(scenario, monkeypatch):
+    # small problems run the kernels interpreted until they are compiled: the same
+    # operations, so the same points and values, bit for bit
+    from jitopt.sparse import _refit
+    from jitopt.sparse._kernels import INTERPRETED
+
+    rng = np.random.default_rng(40)
+    p, k = 30, 5
+    lo = np.zeros(p) if scenario == "nonneg" else -rng.uniform(0.5, 1.5, p)
+    hi = np.full(p, np.inf) if scenario == "nonneg" else rng.uniform(0.5, 1.5, p)
+    cset = NonNegative() if scenario == "nonneg" else Box(lo, hi)
+    for _ in range(8):
+        X, y = correlated_instance(rng, n=40, p=p, k=k)
+        x0 = np.zeros(p)
+        S = rng.choice(p, k - 1, replace=False)
+        x0[S] = np.clip(rng.standard_normal(k - 1), lo[S], hi[S])
+        runs = []
+        for interpreted in (False, True):
+            monkeypatch.setattr(_refit, "_kernel", lambda kernel, work, i=interpreted:
+                                INTERPRETED[kernel.__name__] if i else kernel)
+            w, f, n_swaps = exchange_search(least_squares(X, y), x0, k, lo, hi, 3)
+            res = iht(least_squares(X, y), k=k, constraint=cset, relax=2.0)
+            refit = iht(least_squares(X, y), k=2 * k, constraint=cset, refit=True, swap=0)
+            runs.append((w, f, n_swaps, res.x, res.fun, refit.x, refit.fun))
+        for a, b in zip(*runs):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_one_specialisation_of_the_compiled_exchange_search():
+    from specialisations import specialisations
+
+    counts = specialisations(
+        "import numpy as np, jitopt; from jitopt.sets import Box, NonNegative; "
+        "X, y, _ = jitopt.problems.sparse_regression_data(100, 200, 5, rng=0); "
+        "[jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=5, constraint=c, "
+        "relax=2.0) for c in (NonNegative(), Box(-1.5, 1.5))]")
+    assert "jitopt.sparse._kernels.splice_round" in counts, counts
+    assert all(n == 1 for n in counts.values()), counts
+
+
 # -- variants -----------------------------------------------------------------------------
 
 def test_zo_estimator_unbiased_on_quadratic():

@@ -4,7 +4,11 @@ box-constrained quadratic refit and one round of the exchange search over suppor
 Kept small for the compile time of a first call: each kernel is called with C-contiguous
 float64 / int64 arrays only (one specialisation), helpers with one caller are inlined at
 compile time, and no kernel sorts with ``np.sort``, formats an error message or assigns an
-array to an array slice (each pulls seconds of Numba's library code into the compile)."""
+array to an array slice (each pulls seconds of Numba's library code into the compile).
+:data:`INTERPRETED` holds the same functions uncompiled, for problems too small to repay a
+compile."""
+
+from types import FunctionType
 
 import numpy as np
 from numba import njit
@@ -425,3 +429,19 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh):
                     b -= 1
             return True, S2, v2, q2
     return False, S, v, q
+
+
+def _interpreted():
+    """This module's namespace with each kernel replaced by its Python function
+    (``py_func``), rebound to this namespace so that the kernels call each other
+    uncompiled: the same operations, run by the interpreter, so the same results.
+    ``INTERPRETED["box_qp"]`` is the interpreted :func:`box_qp`."""
+    ns = dict(globals())
+    for name, obj in globals().items():
+        f = getattr(obj, "py_func", None)
+        if f is not None and f.__module__ == __name__:
+            ns[name] = FunctionType(f.__code__, ns, f.__name__, f.__defaults__, f.__closure__)
+    return ns
+
+
+INTERPRETED = _interpreted()

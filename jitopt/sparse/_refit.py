@@ -6,9 +6,23 @@ import math
 import numpy as np
 
 from ..sets import project
-from ._kernels import box_qp, splice_round
+from ._kernels import INTERPRETED, box_qp, splice_round
 
 __all__ = ["exchange_search", "refit_on_support"]
+
+#: up to this work (interpreted, about 200 units a millisecond) the exchange search and the
+#: box refit run their kernels interpreted until these are compiled in this process: at
+#: most about 20 ms, against about 3 s of CPU to compile them on a first call
+_INTERPRET = 4000
+
+
+def _kernel(kernel, work):
+    """``kernel``, or its interpreted version (the same operations, so the same result) for
+    a small ``work`` (``k (10 p + k n)`` for an exchange search, ``k^3`` for a box refit)
+    when the kernel is not yet compiled or loaded from the cache in this process."""
+    if work <= _INTERPRET and not kernel.signatures:
+        return INTERPRETED[kernel.__name__]
+    return kernel
 
 
 def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200):
@@ -77,12 +91,14 @@ def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200):
         S = np.sort(np.concatenate([S, np.argsort(-gain, kind="stable")[:k - S.shape[0]]]))
     G = problem.gram_rows(S)
     v = x[S].copy()
-    q = box_qp(_sym(G[:, S]), rhs[S], lo[S], hi[S], v, 10 * k + 10)
+    work = k * (10 * p + k * n)
+    q = _kernel(box_qp, work)(_sym(G[:, S]), rhs[S], lo[S], hi[S], v, 10 * k + 10)
     thresh = 1e-10 * max(1.0, abs(problem.cost(x)))  # relative to R, not to q
     n_swaps = 0
     s_max = min(max_swap, k, p - k)
+    exchange_round = _kernel(splice_round, work)
     for _ in range(maxiter):
-        accepted, S, v, q = splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh)
+        accepted, S, v, q = exchange_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh)
         if not accepted:
             break
         G = problem.gram_rows(S)
@@ -125,7 +141,8 @@ def refit_on_support(problem, op, x, variant, eta, maxiter):
                 v = np.linalg.lstsq(Q, c, rcond=None)[0]  # (minimum norm if Q is singular)
             else:
                 v = np.clip(x[support], lo, hi)
-                box_qp(_sym(Q), c, lo, hi, v, 10 * support.shape[0] + 10)
+                m = support.shape[0]
+                _kernel(box_qp, m ** 3)(_sym(Q), c, lo, hi, v, 10 * m + 10)
             w = np.zeros(d)
             w[support] = v
             return w, problem.cost(w)
