@@ -19,8 +19,9 @@ _INTERPRET = 4000
 def _kernel(kernel, work):
     """``kernel``, or its interpreted version (the same operations, so the same result) for
     a small ``work`` (``k (10 p + k n)`` for an exchange search, ``k^3`` for a box refit)
-    when the kernel is not yet compiled or loaded from the cache in this process."""
-    if work <= _INTERPRET and not kernel.signatures:
+    when the kernel is not yet compiled or loaded from the cache in this process (a plain
+    function when the JIT is disabled)."""
+    if work <= _INTERPRET and hasattr(kernel, "py_func") and not kernel.signatures:
         return INTERPRETED[kernel.__name__]
     return kernel
 
