@@ -12,7 +12,8 @@ An algorithm gives
 - ``step(state, budget)``: advance the state by one iteration (or a compiled chunk of
   ``budget.iterations(state)`` at most, counting them in ``state.nit``); return ``None``,
   or ``(status, message)`` to end the run now (:func:`~jitopt._core.stopping.verdict`);
-- optionally ``finish(state, status)`` (work done once at the end) and
+- optionally ``finish(state, status)`` (work done once at the end; it may return a new
+  ``(status, message)`` when that work changes what the run reports) and
   ``fields(x, nit) -> dict``, the method's own result fields for the iterate ``x`` of
   iteration ``nit``: a fault result gets them for the iterate it returns.
 
@@ -44,7 +45,7 @@ Gradient descent with a fixed step on :math:`f(x) = \\|x\\|^2/2`:
 from .result import Monitor, Status
 from .stopping import verdict
 
-__all__ = ["State", "Algorithm", "Budget", "run", "iterate"]
+__all__ = ["State", "Algorithm", "Budget", "run", "iterate", "sub_run"]
 
 
 class State:
@@ -85,7 +86,8 @@ class Algorithm:
         raise NotImplementedError
 
     def finish(self, s, status):
-        """Work done once when the run ends as designed or by a limit."""
+        """Work done once when the run ends as designed or by a limit; ``None``, or a new
+        ``(status, message)``."""
 
     def fields(self, x, nit):
         """The method's own result fields for the iterate ``x`` of iteration ``nit``."""
@@ -140,8 +142,20 @@ def run(problem, algorithm, x, *, stop, callback=None, history=False, disp=False
         status, message = iterate(algorithm, s, stop, watch, budget)
         if watch.last[0] != s.nit:  # the step moved on and ended the run
             watch.record(s.nit, s.x, s.fun, s.stationarity, **s.extra)
-        algorithm.finish(s, status)
+        status, message = algorithm.finish(s, status) or (status, message)
     except Exception as err:
         return watch.fault_result(err)
     return watch.result(s.x, s.fun, s.stationarity, s.nit, status, message,
                         **algorithm.fields(s.x, s.nit))
+
+
+def sub_run(problem, algorithm, x, stop):
+    """Run ``algorithm`` on ``problem`` from ``x`` until ``stop`` holds, with no observers,
+    for a method that hands the final state on (a coarse grid's solution, say); returns
+    ``(state, status, message)``. Exceptions propagate: they are faults of the run around
+    it."""
+    watch = Monitor(problem, measure=algorithm.measure, inplace=algorithm.inplace)
+    s = algorithm.start(problem, x)
+    status, message = iterate(algorithm, s, stop, watch, Budget(stop, watch, False))
+    status, message = algorithm.finish(s, status) or (status, message)
+    return s, status, message
