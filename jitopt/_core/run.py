@@ -47,7 +47,7 @@ import numpy as np
 from .result import Monitor, Status
 from .stopping import verdict
 
-__all__ = ["State", "Algorithm", "Budget", "run", "iterate"]
+__all__ = ["State", "Algorithm", "Budget", "run", "iterate", "sub_run"]
 
 
 class State:
@@ -161,3 +161,15 @@ def run(problem, algorithm, x, *, stop, callback=None, history=False, disp=False
         return watch.fault_result(err)
     return watch.result(s.x, s.fun, s.stationarity, s.nit, status, message,
                         **algorithm.fields(s.x, s.nit))
+
+
+def sub_run(problem, algorithm, x, stop):
+    """Run ``algorithm`` on ``problem`` from ``x`` until ``stop`` holds, with no observers,
+    for a method that hands the final state on (a coarse grid's solution, say); returns
+    ``(state, status, message)``. Exceptions propagate: they are faults of the run around
+    it."""
+    watch = Monitor(problem, measure=algorithm.measure, inplace=algorithm.inplace)
+    budget = Budget(stop, watch, False)
+    s = algorithm.start(problem, x)
+    status, message = algorithm.finish(s, iterate(algorithm, s, stop, watch, budget), budget)
+    return s, status, message

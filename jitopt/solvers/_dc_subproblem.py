@@ -81,7 +81,7 @@ class ProxSubproblem:
         of the compiled solver; ``nan`` for cvxpy) and the subproblem's value at ``x``.
         Counts one ``nfev`` of the problem (an evaluation of :math:`\\bar g`)."""
         problem = self.problem
-        problem.counts.nfev += 1
+        problem.counts.add(nfev=1)
         if self.method == "numba":
             A, b = problem.loss_batch(batch_g)
             lo, hi, fpar, ipar, groups = self._set_args

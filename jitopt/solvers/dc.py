@@ -13,7 +13,9 @@ import warnings
 import numpy as np
 
 from .._core.registry import register_method
-from .._core.result import Monitor, Status
+from .._core.result import Status
+from .._core.run import Algorithm, State, run
+from .._core.stopping import Criterion, MaxIter, MaxSamples, MaxTime
 from ..validation import check_array, check_choice, check_int, check_real, check_rng
 from ..problems import DCProblem
 from ._dc_subproblem import ProxSubproblem
@@ -285,75 +287,155 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
         if x.shape != (d,):
             raise ValueError(f"x0 must have shape ({d},), got {x.shape}")
     x = problem.project(x)
+    caps = Caps(schedule_g, schedule_h, with_h)
+    if rule == "adaptive":
+        sizes = AdaptiveSizes(caps, c_g / mu, c_h / (2 * rho + mu), alpha_g, alpha_h, mu)
+    elif rule == "norm_test":
+        sizes = NormTestSizes(caps, theta * mu, floor)
+    else:
+        sizes = ScheduleSizes(caps) if rule == "schedule" else FixedSizes()
+    first = (1, 1) if rule == "schedule" else (n0, n0_h)
+    stop = (StepNorm(tol) | MaxSamples(math.inf if max_samples is None else max_samples)
+            | BatchLimit() | MaxIter(maxiter) | MaxTime(max_time))
+    return run(problem, OnlineDCA(sub, sizes, first, mu, rng), x, stop=stop,
+               callback=callback, history=history, disp=disp)
 
-    stream = problem.stream
-    base = stream.own()
-    n_g, n_h = (1, 1) if rule == "schedule" else (n0, n0_h)
-    n_h = n_h if with_h else 0
-    A_coef, B_coef = c_g / mu, c_h / (2 * rho + mu)
-    fun = crit = float("nan")
-    nit = 0
 
-    def fields(x, nit):
-        g, h = (now - then for now, then in zip(stream.own(), base))
-        return {"samples": g + h, "samples_g": g, "samples_h": h}
+# --------------------------------------------------------------------------------------
+# the iteration, its sample-size rules and its own stopping tests
+# --------------------------------------------------------------------------------------
 
-    def drawn():
-        return fields(x, nit)["samples"]
+class OnlineDCA(Algorithm):
+    """One proximal DCA step per iteration on fresh batches of the sizes ``state.n_g``,
+    ``state.n_h``; the next sizes from ``sizes`` (a rule below)."""
 
-    monitor = Monitor(problem, callback, history, disp, measure=_MEASURE, tol_name="tol",
-                      extra=("step", "n_g", "n_h", "samples", "gap"), x0=x, fields=fields,
-                      maxiter=maxiter, max_time=max_time, tol=tol, max_samples=max_samples)
+    measure = _MEASURE
+    columns = ("step", "n_g", "n_h", "samples", "gap")
 
-    def stop(status, message=None):
-        return monitor.result(x, fun, crit, nit, status, message, **fields(x, nit))
+    def __init__(self, sub, sizes, first, mu, rng):
+        self.sub, self.sizes, self.first, self.mu, self.rng = sub, sizes, first, mu, rng
 
-    monitor.iteration(0, x, fun, crit, n_g=0, n_h=0, samples=0)
-    while True:
-        if nit >= maxiter:
-            return stop(Status.MAXITER)
-        if monitor.elapsed() >= max_time:
-            return stop(Status.MAXTIME)
-        t = nit + 1
-        batch_g, batch_h = problem.draw_batches(t, n_g, n_h, rng)
-        _, y = problem.concave_part(x, batch_h)
-        x_new, gap, sub_val = sub.solve(batch_g, x, y, mu)
+    def start(self, problem, x):
+        self.problem, self.stream = problem, problem.stream
+        self.base = self.stream.own()
+        n_g, n_h = self.first
+        return State(x, float("nan"), float("nan"), self.measure,
+                     extra={"n_g": 0, "n_h": 0, "samples": 0}, step=float("nan"),
+                     n_g=n_g, n_h=n_h if self.stream.has_h else 0)
+
+    def step(self, s, budget):
+        problem, mu, t = self.problem, self.mu, s.nit + 1
+        batch_g, batch_h = problem.draw_batches(t, s.n_g, s.n_h, self.rng)
+        _, y = problem.concave_part(s.x, batch_h)
+        x_new, gap, sub_val = self.sub.solve(batch_g, s.x, y, mu)
         if not (np.isfinite(x_new).all() and np.isfinite(sub_val)):
             raise FloatingPointError("the subproblem solution is not finite")
-        step = float(np.linalg.norm(x_new - x))
+        step = float(np.linalg.norm(x_new - s.x))
         # sample estimate of f at the new point: g from the subproblem value, h re-evaluated
         g_new = sub_val + y @ x_new - 0.5 * mu * step ** 2
         h_new, _ = problem.concave_part(x_new, batch_h)
-        if rule == "norm_test":
-            V_g = problem.loss_variance(batch_g, x_new)
-            V_h = half_variance(problem, x_new, batch_h) if with_h else 0.0
-        x, fun, crit, nit = x_new, float(g_new - h_new), mu * step, t
-        if monitor.iteration(t, x, fun, crit, step=step, n_g=n_g, n_h=n_h, samples=drawn(),
-                             gap=gap):
-            return stop(Status.CALLBACK)
-        if step <= tol:
-            return stop(Status.CONVERGED, "Optimization terminated successfully: step norm "
-                        f"||x_{{t+1}} - x_t|| = {step:.3e} <= tol = {tol:.3g}.")
-        if max_samples is not None and drawn() >= max_samples:
-            return stop(Status.MAX_SAMPLES)
-        # the next sample sizes
-        cap_g = _ceil_int(_power(t + 1, schedule_g))
-        cap_h = _ceil_int(_power(t + 1, schedule_h)) if with_h else 0
-        if rule == "schedule":
-            n_g, n_h = cap_g, cap_h
-        elif rule == "adaptive":
-            ng, nh = adaptive_sizes(0.5 * mu * step ** 2, A_coef, B_coef, alpha_g, alpha_h,
-                                    with_h)
-            ng, nh = max(ng, 1), (max(nh, 1) if with_h else 0)
-            # either condition 1 or both caps, whichever is cheaper
-            n_g, n_h = (ng, nh) if ng + nh <= cap_g + cap_h else (cap_g, cap_h)
-        elif rule == "norm_test":
-            ng, nh = norm_test_sizes((theta * mu * step) ** 2, V_g, V_h, with_h)
-            n_g = min(max(ng, _ceil_int(floor * _power(t + 1, schedule_g)), 2), cap_g)
-            if with_h:
-                n_h = min(max(nh, _ceil_int(floor * _power(t + 1, schedule_h)), 2), cap_h)
-        if n_g + n_h > MAX_BATCH:
-            return stop(Status.MAX_SAMPLES, f"The sample-size rule asks for n_g + n_h = "
-                        f"{n_g} + {n_h} samples at iteration {t + 1}, more than one batch "
-                        f"can hold ({MAX_BATCH}); x is the last iterate, {_MEASURE} "
-                        f"{crit:.3e} (set max_samples, or lower schedule_g/schedule_h).")
+        s.extra = {"step": step, "n_g": s.n_g, "n_h": s.n_h,
+                   "samples": self.fields(x_new, t)["samples"], "gap": gap}
+        s.n_g, s.n_h = self.sizes.next(problem, t, step, s.n_g, s.n_h, x_new, batch_g,
+                                       batch_h)
+        s.x, s.fun, s.stationarity, s.step = x_new, float(g_new - h_new), mu * step, step
+        s.nit = t
+        return None
+
+    def fields(self, x, nit):
+        g, h = (now - then for now, then in zip(self.stream.own(), self.base))
+        return {"samples": g + h, "samples_g": g, "samples_h": h}
+
+
+class Caps:
+    """The schedule :math:`(\lceil t^a\rceil, \lceil t^b\rceil)` (0 for :math:`h`
+    without samples): the sizes of ``rule="schedule"`` and the caps of the others."""
+
+    def __init__(self, a, b, with_h):
+        self.a, self.b, self.with_h = a, b, with_h
+
+    def __call__(self, t, factor=1.0):
+        return (_ceil_int(factor * _power(t, self.a)),
+                _ceil_int(factor * _power(t, self.b)) if self.with_h else 0)
+
+
+class FixedSizes:
+    """``rule="fixed"``: the sizes of the first iteration at every iteration."""
+
+    def next(self, problem, t, step, n_g, n_h, x, batch_g, batch_h):
+        return n_g, n_h
+
+
+class ScheduleSizes:
+    """``rule="schedule"``: the caps themselves."""
+
+    def __init__(self, caps):
+        self.caps = caps
+
+    def next(self, problem, t, step, n_g, n_h, x, batch_g, batch_h):
+        return self.caps(t + 1)
+
+
+class AdaptiveSizes:
+    """``rule="adaptive"``: condition 1 of the paper's rule or both caps, whichever is
+    cheaper."""
+
+    def __init__(self, caps, A, B, alpha_g, alpha_h, mu):
+        self.caps, self.A, self.B, self.alpha_g, self.alpha_h = caps, A, B, alpha_g, alpha_h
+        self.mu = mu
+
+    def next(self, problem, t, step, n_g, n_h, x, batch_g, batch_h):
+        cap_g, cap_h = self.caps(t + 1)
+        with_h = self.caps.with_h
+        ng, nh = adaptive_sizes(0.5 * self.mu * step ** 2, self.A, self.B, self.alpha_g,
+                                self.alpha_h, with_h)
+        ng, nh = max(ng, 1), (max(nh, 1) if with_h else 0)
+        return (ng, nh) if ng + nh <= cap_g + cap_h else (cap_g, cap_h)
+
+
+class NormTestSizes:
+    """``rule="norm_test"``: the norm test with the sample variances at the new iterate,
+    clipped to the lower schedule ``floor`` times the caps (at least 2) and the caps."""
+
+    def __init__(self, caps, theta_mu, floor):
+        self.caps, self.theta_mu, self.floor = caps, theta_mu, floor
+
+    def next(self, problem, t, step, n_g, n_h, x, batch_g, batch_h):
+        with_h = self.caps.with_h
+        V_g = problem.loss_variance(batch_g, x)
+        V_h = half_variance(problem, x, batch_h) if with_h else 0.0
+        cap_g, cap_h = self.caps(t + 1)
+        low_g, low_h = self.caps(t + 1, self.floor)
+        ng, nh = norm_test_sizes((self.theta_mu * step) ** 2, V_g, V_h, with_h)
+        n_g = min(max(ng, low_g, 2), cap_g)
+        if with_h:
+            n_h = min(max(nh, low_h, 2), cap_h)
+        return n_g, n_h
+
+
+class StepNorm(Criterion):
+    """``CONVERGED`` once a step :math:`\|x_{t+1} - x_t\|` is at most ``tol``."""
+
+    def __init__(self, tol):
+        self.tol = tol
+
+    def __call__(self, s, watch):
+        if s.step <= self.tol:
+            return Status.CONVERGED, ("Optimization terminated successfully: step norm "
+                                      f"||x_{{t+1}} - x_t|| = {s.step:.3e} <= tol = "
+                                      f"{self.tol:.3g}.")
+        return None
+
+
+class BatchLimit(Criterion):
+    """``MAX_SAMPLES`` when the rule asks for more samples than one batch can hold (the
+    sizes of the first iteration are the options ``n0``, ``n0_h``)."""
+
+    def __call__(self, s, watch):
+        if s.nit and s.n_g + s.n_h > MAX_BATCH:
+            return Status.MAX_SAMPLES, (
+                f"The sample-size rule asks for n_g + n_h = {s.n_g} + {s.n_h} samples at "
+                f"iteration {s.nit + 1}, more than one batch can hold ({MAX_BATCH}); x is the "
+                f"last iterate, {_MEASURE} {s.stationarity:.3e} (set max_samples, or lower "
+                f"schedule_g/schedule_h).")
+        return None

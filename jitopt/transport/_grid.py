@@ -14,6 +14,10 @@ import functools
 import numpy as np
 import scipy.fft
 
+from .._core.counts import OracleCounts
+from .._core.result import Status
+from .._core.run import Algorithm, State, sub_run
+from .._core.stopping import Criterion, MaxIter
 from ..validation import check_int, check_real
 from ..problems import as_density, as_grid
 from . import _kernels
@@ -332,37 +336,73 @@ def _back_and_forth(a, b, phi, psi, sigma, numItermax, stopThr, duals=None, errs
     residuals of every iteration to ``duals`` and ``errs`` when given. Returns
     ``(dual, sigma, it, converged)``: the final dual value and step, the iterations run and
     whether the relative change of the dual value reached ``stopThr``."""
-    rho = np.empty_like(a)
-    old = _kernels.dual_value(phi, psi, a, b)
-    start = old
-    it = 0
-    converged = False
-    for it in range(1, numItermax + 1):
-        err = []
+    method = BackAndForth(phi, psi, sigma, duals, errs, verbose)
+    s, status, _ = sub_run(_Pair(a, b), method, phi, DualSettled(stopThr) | MaxIter(numItermax))
+    return s.fun, s.sigma, s.nit, status is Status.CONVERGED
+
+
+class _Pair:
+    """The two densities of a back-and-forth run (its counts stay zero: the function
+    reports no oracle calls)."""
+
+    def __init__(self, a, b):
+        self.a, self.b, self.counts = a, b, OracleCounts()
+
+
+class BackAndForth(Algorithm):
+    """One iteration: an :math:`\\dot H^1` ascent step on ``phi`` (paired with ``a``), then
+    on ``psi`` (paired with ``b``), each followed by the two Legendre transforms; the step
+    size by :func:`_armijo`. ``state.fun`` is the dual value, ``state.before`` the one of
+    the iteration before."""
+
+    measure = "dual value change"
+    inplace = True
+
+    def __init__(self, phi, psi, sigma, duals, errs, verbose):
+        self.phi, self.psi, self.sigma = phi, psi, sigma
+        self.duals, self.errs, self.verbose = duals, errs, verbose
+
+    def start(self, pair, x):
+        self.a, self.b, self.rho = pair.a, pair.b, np.empty_like(pair.a)
+        value = _kernels.dual_value(self.phi, self.psi, self.a, self.b)
+        return State(self.phi, value, np.nan, self.measure, sigma=self.sigma, before=value)
+
+    def step(self, s, budget):
+        phi, psi, a, b, rho = self.phi, self.psi, self.a, self.b, self.rho
+        s.before, err = s.fun, []
         for (pot, conj, mine, other) in ((phi, psi, a, b), (psi, phi, b, a)):
             _kernels.pushforward(other, conj, rho, 64, 1.0, False)
             rho -= mine
             g = _invlap(rho)
             gs = float(np.mean(g * rho))
-            pot += sigma * g
+            pot += s.sigma * g
             _kernels.legendre_2d(pot, conj)
             _kernels.legendre_2d(conj, pot)
             value = _kernels.dual_value(phi, psi, a, b)
-            sigma = _armijo(sigma, value - old, gs)
-            old = value
+            s.sigma = _armijo(s.sigma, value - s.fun, gs)
+            s.fun = value
             err.append(gs)
-        if duals is not None:
-            duals.append(old)
-            errs.append(err)
-        if not np.isfinite(old):
+        s.nit += 1
+        if self.duals is not None:
+            self.duals.append(s.fun)
+            self.errs.append(err)
+        if not np.isfinite(s.fun):
             raise FloatingPointError("wasserstein2_grid: the dual value became non-finite")
-        if verbose and (it == 1 or it % 10 == 0):
-            print(f"{it:5d}  dual {old:.8e}  h1_err {err[0]:.3e} {err[1]:.3e}")
-        if abs(old - start) <= stopThr * abs(old):
-            converged = True
-            break
-        start = old
-    return old, sigma, it, converged
+        if self.verbose and (s.nit == 1 or s.nit % 10 == 0):
+            print(f"{s.nit:5d}  dual {s.fun:.8e}  h1_err {err[0]:.3e} {err[1]:.3e}")
+
+
+class DualSettled(Criterion):
+    """``CONVERGED`` once an iteration changed the dual value by at most ``stopThr`` times
+    its magnitude."""
+
+    def __init__(self, stopThr):
+        self.stopThr = stopThr
+
+    def __call__(self, s, watch):
+        if s.nit and abs(s.fun - s.before) <= self.stopThr * abs(s.fun):
+            return Status.CONVERGED, "The dual value settled."
+        return None
 
 
 def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=False,

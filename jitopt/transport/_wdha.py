@@ -1,28 +1,16 @@
 """WDHA: Wasserstein-descent H1-ascent for the exact Wasserstein barycenter on a 2-D
-grid."""
+grid: the options and the choice of variant (:mod:`jitopt.transport._wdha_variants`)."""
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from .._core.registry import register_method
-from .._core.result import Monitor, NonFiniteOracle, Status
 from ..validation import check_choice, check_int, check_real, check_rng
 from ..problems._barycenter import BarycenterProblem, as_density
-from . import _kernels, _polish
-from ._grid import _armijo, _half_sq_norm, _invlap, wasserstein2_grid
-from ._levels import coarsen, prolong_density, prolong_potentials
+from ._wdha_variants import WdhaOptions, wdha_paper, wdha_sharp
 
 __all__ = ["wdha"]
-
-MEASURE = "max(squared Wasserstein gradient norm, largest H^-1 residual)"
-
-
-def _columns(n):
-    """The method's own history columns for ``n`` inputs."""
-    return (("wasserstein_gradient", "max_h1_residual", "step_cells")
-            + tuple(f"dual_{i}" for i in range(n)) + tuple(f"h1_residual_{i}" for i in range(n)))
 
 
 @register_method("wdha", BarycenterProblem, tol_option="tol")
@@ -227,8 +215,7 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     >>> round(float(np.sum(res.x * rows)), 1), round(float(np.sum(res.x * cols)), 1)
     (15.5, 11.5)
     """
-    mus, lam = problem.densities, problem.weights
-    n, n0, n1 = mus.shape
+    n, n0, n1 = problem.densities.shape
     variant = check_choice("variant", variant, ("sharp", "paper"))
     paper = variant == "paper"
     T = check_int("maxiter", (300 if paper else 1000) if maxiter is None else maxiter, low=1)
@@ -250,198 +237,19 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     maxsub = check_int("max_subsamples", max_subsamples, low=1)
     max_time = check_real("max_time", max_time, low=0.0)
     check_rng(rng)
-    active = [i for i in range(n) if lam[i] > 0]
     if n_jobs is None:  # threads pay from about 64 x 64 cells on (measured on 2 cores)
-        n_jobs = min(len(active), os.cpu_count() or 1) if n0 * n1 >= 4096 else 1
+        active = int(np.count_nonzero(problem.weights > 0))
+        n_jobs = min(active, os.cpu_count() or 1) if n0 * n1 >= 4096 else 1
     n_jobs = check_int("n_jobs", n_jobs, low=1)
-    if x0 is None:
-        nu = mus[0].copy() if paper else mus[int(np.argmax(lam))].copy()
-    else:
+    nu = None
+    if x0 is not None:
         nu = as_density("x0", x0)
         if nu.shape != (n0, n1):
             raise ValueError(f"x0 must have the grid shape {(n0, n1)} of the densities, "
                              f"got {nu.shape}")
-    columns = _columns(n)
-    monitor = Monitor(problem, callback, history, disp, measure=MEASURE, tol_name="tol",
-                      extra=columns, disp_every=max(1, T // 50), maxiter=T,
-                      max_time=max_time, tol=tol)
-
-    q = _half_sq_norm((n0, n1))
-    g0 = np.empty((n0, n1))
-    g1 = np.empty((n0, n1))
-    _kernels.gradient(q, g0, g1)  # the cell centres, exactly the gradient of q
-    y, x = g0.copy(), g1.copy()
-    psi = np.empty((n, n0, n1))
-    phi = np.empty((n, n0, n1))
-    psi[:] = q - q.mean()
-    if not paper and x0 is None and len(active) == 1:  # one unit weight: that input
-        i = active[0]
-        monitor.iteration(0, mus[i] / mus[i].sum(), 0.0, 0.0)
-        return monitor.result(mus[i] / mus[i].sum(), 0.0, 0.0, 0, Status.CONVERGED,
-                              "One weight is 1: the barycenter is that input.",
-                              potentials=psi, sigma=np.full(n, sigma0), dual=np.zeros(n),
-                              h1_residual=np.zeros(n), wasserstein_gradient=0.0,
-                              levels=[])
-    levels = []
-    sig = np.full(n, sigma0)
-    coarse = None
-    if (not paper and x0 is None and n0 % 2 == 0 and n1 % 2 == 0
-            and min(n0, n1) > max(coarsest, 5)
-            and any(np.max(np.abs(mus[i] - nu)) > 1e-12 * nu.max() for i in active)):
-        # coarse to fine: solve on the 2 x 2 blocks, continue from the prolongation
-        coarse = wdha(BarycenterProblem(coarsen(mus), lam), maxiter=T, tol=tol, xtol=xtol,
-                      horizon=horizon, warm_start=warm_start, coarsest=coarsest,
-                      polish=0, order=order, sigma0=sigma0, n_jobs=n_jobs,
-                      max_subsamples=maxsub, max_time=max_time)
-    if coarse is not None and "potentials" in coarse:
-        levels = list(coarse.levels) + [(n0 // 2, n1 // 2, coarse.nit)]
-        psi, phi = prolong_potentials(coarse.potentials)
-        nu = prolong_density(coarse.x)
-        sig[:] = coarse.sigma
-        horizon = max(1, horizon // 5)
-    else:
-        for i in active:
-            if warm_start and np.max(np.abs(mus[i] - nu)) > 1e-12 * nu.max():
-                # the back-and-forth potential of the map from the start to input i
-                psi[i] = wasserstein2_grid(nu, mus[i], numItermax=warm_start, stopThr=0.0,
-                                           log=True)[1]["phi"]
-        for i in range(n):
-            _kernels.legendre_2d(psi[i], phi[i])
-    last = np.full(n, -np.inf)
-    rhos = np.empty((n, n0, n1))
-
-    pbar_buf = np.empty((n0, n1))
-
-    def weighted_potential():
-        _kernels.weighted_sum(psi, lam, active, pbar_buf)
-        return pbar_buf
-
-    def residual(i, nu):
-        """The H^-1 residual of input i and its Riesz representative g."""
-        rho = rhos[i]
-        _kernels.pushforward(mus[i], phi[i], rho, maxsub, 1.0, False)
-        rho -= nu
-        g = _invlap(rho)
-        return float(np.mean(g * rho)), g
-
-    def ascent(i, nu):
-        res, g = residual(i, nu)
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow: NONFINITE below
-            psi[i] += sig[i] * g
-        _kernels.legendre_2d(psi[i], phi[i])
-        _kernels.legendre_2d(phi[i], psi[i])
-        return res, _kernels.dual_value(psi[i], phi[i], nu, mus[i])
-
-    def measure(i, nu):
-        return residual(i, nu)[0], _kernels.dual_value(psi[i], phi[i], nu, mus[i])
-
-    def measured(nu, dual, res, wgrad):
-        """The objective estimate, the stationarity measure and the barycenter (sum one)."""
-        return 2.0 * float((dual * lam).sum()), max(wgrad, float(res.max())), nu / nu.sum()
-
-    def evaluate(nu, step):
-        """Per-input step at ``nu``; the weighted potential, duals, residuals, the
-        squared Wasserstein gradient norm and the rms displacement in cells."""
-        if order == "jacobi" and step is ascent:
-            pbar = weighted_potential()
-        if pool:
-            out = list(pool.map(lambda i: step(i, nu), active))
-        else:
-            out = [step(i, nu) for i in active]
-        dual = np.zeros(n)
-        res = np.zeros(n)
-        for i, (r, v) in zip(active, out):
-            res[i], dual[i] = r, v
-            if step is ascent:
-                if paper:
-                    if v < last[i]:
-                        sig[i] *= 0.99
-                else:
-                    sig[i] = max(sigma0 / 50, _armijo(sig[i], v - last[i], r))
-                last[i] = v
-        if order == "gauss-seidel" or step is not ascent:
-            pbar = weighted_potential()
-        _kernels.gradient(pbar, g0, g1)
-        wgrad, cells = _kernels.displacement_norms(y, x, g0, g1, nu)
-        problem.counts.nfev += 1
-        problem.counts.njev += 1
-        problem.counts.nifo += len(active)
-        if not (np.all(np.isfinite(dual)) and np.all(np.isfinite(res))
-                and np.isfinite(wgrad)):
-            raise NonFiniteOracle("A dual value, residual or the Wasserstein gradient is "
-                                  "non-finite (NaN or inf)")
-        return pbar, dual, res, wgrad, cells
-
-    pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
-    message = None
-    dual = res = np.full(n, np.nan)  # (before the first evaluation)
-    wgrad = np.nan
-
-    def fields(x, nit):
-        return {"potentials": psi, "sigma": sig, "dual": dual, "h1_residual": res,
-                "wasserstein_gradient": wgrad, "levels": levels}
-
-    monitor.fields = fields
-    try:
-        try:
-            pbar, dual, res, wgrad, cells = evaluate(nu, ascent)
-        except Exception as err:  # at the start: the result holds the starting point
-            return monitor.fault_result(err, nu / nu.sum())
-        nit = 0
-        while True:
-            fun, stat, bary = measured(nu, dual, res, wgrad)
-            tau = np.exp(-(nit + 1) / horizon)
-            extra = {}
-            if history:
-                extra = dict(zip(columns, (wgrad, float(res.max()), tau * cells, *dual,
-                                           *res)))
-            status = (Status.CALLBACK if monitor.iteration(nit, bary, fun, stat, **extra)
-                      else Status.CONVERGED if stat <= tol or (xtol and tau * cells <= xtol)
-                      else Status.SCHEDULE_DONE if nit == T and paper
-                      else Status.MAXITER if nit == T
-                      else Status.MAXTIME if monitor.elapsed() >= max_time else None)
-            if status is Status.CONVERGED and stat > tol:
-                message = (f"Optimization terminated successfully: the next barycenter step "
-                           f"moves mass by {tau * cells:.3e} cells (rms) <= xtol = {xtol:.3g}.")
-            if status is not None:
-                break
-            nit += 1
-            f = (1.0 - tau) * q + tau * pbar
-            new = np.empty_like(nu)
-            if paper:
-                _kernels.pushforward(nu, f, new, maxsub, 1.0, False)
-            else:  # no sub-samples below a stretch of 2: no variance jump at the identity
-                _kernels.pushforward(nu, f, new, maxsub, 1.0, True)
-            nu = new * (n0 * n1 / new.sum())
-            # the barycenter after the last step is measured without an ascent step
-            pbar, dual, res, wgrad, cells = evaluate(nu, ascent if nit < T else measure)
-        if polish and stat > tol and status in (Status.CONVERGED, Status.MAXITER):
-            polished = _polish.polish(nu, mus, lam, psi, phi, active, polish, polish_iters,
-                                      maxsub, pool)
-            problem.counts.nifo += 2 * polish * polish_iters * len(active)
-            if polished is None:
-                note = "The polish was dropped: a value in it became non-finite."
-            else:
-                nu = polished
-                pbar, dual, res, wgrad, cells = evaluate(nu, measure)
-                fun, stat, bary = measured(nu, dual, res, wgrad)
-                note = (f"Polished by {polish} fixed-point steps ({polish_iters} "
-                        f"back-and-forth iterations per input and step).")
-            message = (message or monitor.message(status, fun, stat, nit)) + " " + note
-    finally:
-        if pool:
-            pool.shutdown()
-    if output == "sharpened" and stat > tol:  # else the iterate is exact already
-        bary = _sharpened(mus, lam, phi, active, maxsub)
-    return monitor.result(bary, fun, stat, nit, status, message, **fields(bary, nit))
-
-
-def _sharpened(mus, lam, phi, active, maxsub):
-    r"""``sum_i lam_i (grad phi_i)_# mu_i``, each term one pushforward of a sharp input by
-    its inverse map with ``ceil(2 * stretch)`` sub-samples per axis, summing to one."""
-    out = np.zeros(mus.shape[1:])
-    tmp = np.empty(mus.shape[1:])
-    for i in active:
-        _kernels.pushforward(mus[i], phi[i], tmp, maxsub, 2.0, False)
-        out += lam[i] * tmp
-    return out / out.sum()
+    o = WdhaOptions(n=n, T=T, tol=tol, xtol=xtol, horizon=horizon, warm_start=warm_start,
+                    coarsest=coarsest, output=output, polish=polish, polish_iters=polish_iters,
+                    order=order, sigma0=sigma0, maxsub=maxsub, max_time=max_time,
+                    n_jobs=n_jobs)
+    solve = wdha_paper if paper else wdha_sharp
+    return solve(problem, nu, o, callback, history, disp)
