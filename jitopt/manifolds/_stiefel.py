@@ -14,6 +14,8 @@ from ._base import AmbientFrame, Manifold
 
 __all__ = ["Stiefel", "Grassmann", "Orthogonal"]
 
+_F64 = np.dtype(np.float64)
+
 
 def _check_sizes(cls, n, p):
     for name, v in (("n", n), ("p", p)):
@@ -135,6 +137,15 @@ class _Copies(Manifold):
         if self.retraction_name in _RETRACTIONS:
             self._retract = _RETRACTIONS[self.retraction_name][self.k > 1]
 
+    def _pair(self, x, u, names=("x", "u")):
+        """:meth:`_c` of both arrays, with no conversion when both already are C-contiguous
+        float64 arrays of the points' shape (the common case, checked in one test)."""
+        if (type(x) is np.ndarray and type(u) is np.ndarray and x.dtype is _F64
+                and u.dtype is _F64 and x.shape == self.shape and u.shape == self.shape
+                and x.flags.c_contiguous and u.flags.c_contiguous):
+            return x, u
+        return self._c(names[0], x), self._c(names[1], u)
+
     def _c(self, name, a):
         """``a`` as a C-contiguous float64 array of the points' shape, else a ValueError
         (a TypeError for complex entries) naming it: the compiled kernels would fail
@@ -150,7 +161,7 @@ class _Copies(Manifold):
 
     def retraction(self, x, u):
         try:
-            y = self._retract(self._c("x", x), self._c("u", u))
+            y = self._retract(*self._pair(x, u))
         except np.linalg.LinAlgError:  # (a compiled factorisation refuses NaN)
             _refuse_nonfinite(x=x, u=u)
             raise
@@ -216,7 +227,7 @@ class Stiefel(_Copies):
         self._setup("Stiefel", n, p, k, n * p - p * (p + 1) // 2, retraction)
 
     def projection(self, x, u):
-        x, u = self._c("x", x), self._c("u", u)
+        x, u = self._pair(x, u)
         if self.k > 1:
             return K.batch_stiefel_projection(x, u)
         return stiefel_projection(x, u)
@@ -276,7 +287,7 @@ class Grassmann(_Copies):
         self._setup("Grassmann", n, p, k, p * (n - p), retraction)
 
     def projection(self, x, u):
-        x, u = self._c("x", x), self._c("u", u)
+        x, u = self._pair(x, u)
         if self.k > 1:
             return K.batch_horizontal_projection(x, u)
         return horizontal_projection(x, u)
@@ -289,7 +300,7 @@ class Grassmann(_Copies):
         return lambda u: self.projection(x, ehess(x, u) - u @ xtg)
 
     def exp(self, x, u):
-        x, u = self._c("x", x), self._c("u", u)
+        x, u = self._pair(x, u)
         try:
             if self.k > 1:
                 return _each(K.grassmann_exp, x, u)
@@ -299,7 +310,7 @@ class Grassmann(_Copies):
             raise
 
     def log(self, x, y):
-        x, y = self._c("x", x), self._c("y", y)
+        x, y = self._pair(x, y, ("x", "y"))
         try:
             if self.k > 1:
                 return _each(K.grassmann_log, x, y)
@@ -310,7 +321,7 @@ class Grassmann(_Copies):
                              "x^T y singular): the logarithm is not unique") from None
 
     def dist(self, x, y):
-        x, y = self._c("x", x), self._c("y", y)
+        x, y = self._pair(x, y, ("x", "y"))
         if self.k > 1:
             return float(np.linalg.norm(_each(K.principal_angles, x, y)))
         return float(np.linalg.norm(K.principal_angles(x, y)))
