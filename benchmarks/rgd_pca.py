@@ -191,7 +191,7 @@ def python_overhead(seed, repeats, gtol_rel=1e-6):
         spent[m][0] for m in methods) - n_wrapped * wrap_cost
     rows.append(("Problem layer (counting, checks)", spent["Problem.cost_and_egrad"][1] / nit,
                  layer / nit * 1e6, None, "-", None, 0.0, layer / nit * 1e6))
-    rows.append(("rgd loop body + Monitor (rest)", None, loop / nit * 1e6, None, "-", None,
+    rows.append(("rgd step + run driver (rest)", None, loop / nit * 1e6, None, "-", None,
                  0.0, loop / nit * 1e6))
     oracle = spent["oracle"][0]
     python = instr - oracle - kernel_total - n_wrapped * wrap_cost

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from ..manifolds import FixedRankEmbedded
 from .problem import BaseProblem, Problem
-from .result import _run_frames
+from .result import OptimizeResult
 from .scipy_api import checked_start, known_options, minimize_function, set_tol
 
 __all__ = ["register_method", "get_method", "available_methods", "minimize", "Method"]
@@ -139,12 +139,11 @@ def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=Non
     The solver must have the signature ``solver(problem, x0=None, *, <options>, maxiter,
     max_time, callback=None, history=False, disp=False, rng=None)``, take instances of
     ``problem_type`` (on one of ``manifolds``, a tuple of manifold classes, when given)
-    and return an :class:`~jitopt.OptimizeResult` built by a
-    :class:`~jitopt._core.result.Monitor`. The decorator returns the solver wrapped so that
-    it refuses other problem types with a ``TypeError`` and turns any exception raised
-    after the start (once the solver's Monitor exists) into a failed result
-    (:meth:`~jitopt._core.result.Monitor.fault_result`); exceptions before the start (bad
-    arguments) propagate.
+    and return the :class:`~jitopt.OptimizeResult` of :func:`jitopt._core.run.run` (which
+    turns any exception raised after the start into a failed result; exceptions before the
+    start, bad arguments, propagate). The decorator returns the solver wrapped so that it
+    refuses other problem types with a ``TypeError`` and a result of another type with a
+    ``TypeError`` naming the method.
     """
 
     def decorator(solver):
@@ -156,16 +155,11 @@ def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=Non
         @functools.wraps(solver)
         def run(problem, x0=None, **options):
             _check_takes(method, problem)
-            frames = _run_frames()
-            frames.append([])
-            try:
-                return solver(problem, x0, **options)
-            except Exception as err:
-                if not frames[-1]:
-                    raise  # before the start: a usage error
-                return frames[-1][0].fault_result(err)
-            finally:
-                frames.pop()
+            res = solver(problem, x0, **options)
+            if not isinstance(res, OptimizeResult):
+                raise TypeError(f"method {name!r} returned a {type(res).__name__}, not an "
+                                f"OptimizeResult")
+            return res
 
         method = Method(name, run, problem_type, tol_option, manifolds)
         _METHODS[name] = method

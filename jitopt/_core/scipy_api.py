@@ -10,7 +10,7 @@ import numpy as np
 from ..validation import as_array, check_real
 from ..manifolds import Euclidean, Manifold, manifold_type_error
 from .problem import Problem
-from .result import _wants_intermediate_result
+from .run import wants_intermediate_result
 
 __all__ = ["minimize_function", "checked_start", "set_tol", "known_options"]
 
@@ -114,7 +114,7 @@ def _reshaped_callback(callback, user):
     """The user's callback, seeing points in the shape of the ``x0`` it was given."""
     if callback is None or not callable(callback):
         return callback
-    if _wants_intermediate_result(callback):
+    if wants_intermediate_result(callback):
         def reshaped(intermediate_result):
             intermediate_result.x = user(intermediate_result.x)
             return callback(intermediate_result=intermediate_result)
