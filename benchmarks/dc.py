@@ -14,7 +14,7 @@ import numpy as np
 
 from jitopt.problems import DCProblem, StreamProblem, online_sparse_robust_regression
 from jitopt.solvers import online_dca
-from jitopt.solvers.dc import ProxSubproblem
+from jitopt.dc import ProxSubproblem
 
 from ._common import print_table, warm_up
 

@@ -31,7 +31,7 @@ _NAMES = {
     "NonFiniteOracle": "._core.result",
 }
 
-_PACKAGES = ("distributed", "evi", "games", "manifolds", "problems", "sets", "solvers",
+_PACKAGES = ("dc", "distributed", "evi", "games", "manifolds", "problems", "sets", "solvers",
              "sparse", "testing", "transport", "validation")
 
 __all__ = list(_NAMES) + [p for p in _PACKAGES

@@ -1,4 +1,4 @@
-"""Tests of the online adaptive-sampling DCA (jitopt.solvers.dc), its problem types and its
+"""Tests of the online adaptive-sampling DCA (jitopt.dc), its problem types and its
 built-in problem."""
 
 import math
@@ -15,7 +15,7 @@ from jitopt.problems import (MCP, SCAD, CappedL1, DCProblem, L1MinusL2, StreamPr
                              online_sparse_robust_regression)
 from jitopt.sets import Box, L1Ball, L2Ball, Simplex
 from jitopt.solvers import online_dca
-from jitopt.solvers.dc import ProxSubproblem, adaptive_sizes, half_variance, norm_test_sizes
+from jitopt.dc import ProxSubproblem, adaptive_sizes, half_variance, norm_test_sizes
 
 
 def fixed_stream(A, b):
@@ -688,7 +688,7 @@ def test_minimize_dispatches_to_online_dca():
 
 
 def test_cvxpy_is_loaded_only_by_the_cvxpy_path():
-    code = ("import sys, jitopt, jitopt.solvers.dc as dc; "
+    code = ("import sys, jitopt, jitopt.dc as dc; "
             "p = jitopt.problems.online_sparse_robust_regression(p=3, beta_star=(2.0,)); "
             "dc.online_dca(p, maxiter=2, rng=0); print('cvxpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -27,7 +27,7 @@ def run_python(code, cache_dir=None):
 NOT_NEEDED = ("scipy.optimize", "cvxpy", "highspy", "sklearn", "matplotlib", "jax", "dask",
               "jitopt.sparse", "jitopt.transport", "jitopt.games", "jitopt.distributed",
               "jitopt.problems", "jitopt.solvers.serena", "jitopt.evi._evi",
-              "jitopt.solvers.dc", "jitopt.solvers._rgd", "jitopt.solvers._rsdm")
+              "jitopt.dc._online", "jitopt.solvers._rgd", "jitopt.solvers._rsdm")
 
 
 @pytest.mark.parametrize("setup, call", [

@@ -119,16 +119,20 @@ def test_no_import_cycle_between_packages():
 
 
 @pytest.mark.parametrize("lower, higher", [
-    ("jitopt.problems", ("jitopt.solvers", "jitopt.evi", "jitopt.sparse", "jitopt.transport",
-                         "jitopt.games", "jitopt.tour", "jitopt.distributed")),
+    ("jitopt.problems", ("jitopt.solvers", "jitopt.evi", "jitopt.dc", "jitopt.sparse",
+                         "jitopt.transport", "jitopt.games", "jitopt.tour",
+                         "jitopt.distributed")),
     ("jitopt.manifolds", ("jitopt._core", "jitopt.problems", "jitopt.solvers")),
     ("jitopt.sets", ("jitopt._core", "jitopt.problems", "jitopt.solvers")),
-    ("jitopt._core", ("jitopt.problems", "jitopt.solvers", "jitopt.evi", "jitopt.sparse",
-                      "jitopt.transport", "jitopt.games", "jitopt.distributed")),
+    ("jitopt._core", ("jitopt.problems", "jitopt.solvers", "jitopt.evi", "jitopt.dc",
+                      "jitopt.sparse", "jitopt.transport", "jitopt.games",
+                      "jitopt.distributed")),
     ("jitopt.solvers", ("jitopt.sparse", "jitopt.transport", "jitopt.games",
                         "jitopt.tour", "jitopt.distributed")),
     ("jitopt.evi", ("jitopt.solvers", "jitopt.sparse", "jitopt.transport", "jitopt.games",
                     "jitopt.tour", "jitopt.distributed")),
+    ("jitopt.dc", ("jitopt.solvers", "jitopt.sparse", "jitopt.transport", "jitopt.games",
+                   "jitopt.tour", "jitopt.distributed")),
     ("jitopt.distributed", ("jitopt.solvers", "jitopt.sparse", "jitopt.transport",
                             "jitopt.games", "jitopt.tour")),
 ])

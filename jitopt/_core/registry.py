@@ -25,7 +25,7 @@ METHOD_MODULES = {
     "rsdm": "jitopt.solvers._rsdm",
     **{name: "jitopt.solvers.serena" for name in (
         "srge", "r-sgd", "r-svrg", "r-srg", "r-srm", "r-srvrg", "r-svrrm", "r-hybrid-sgd")},
-    "online_dca": "jitopt.solvers.dc",
+    "online_dca": "jitopt.dc._online",
     "evi": "jitopt.evi._evi",
     "iht": "jitopt.sparse._iht",
     "wdha": "jitopt.transport._wdha",

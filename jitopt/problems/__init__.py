@@ -23,11 +23,14 @@ _NAMES = {
     "NormalFormOperator": "._vi", "BarycenterProblem": "._barycenter",
 }
 
-#: what the other parts of jitopt use that is not public: compiled oracles and data checks
+#: what the other parts of jitopt use that is not public: compiled oracles (the DC losses by
+#: their codes) and data checks
 _SHARED = {
     "sample_rgrad": "._finite_sum_kernel", "least_squares_kernel": "._sparse_kernels", "logistic_kernel": "._sparse_kernels",
     "power_estimate": "._sparse", "normal_form_operator": "._vi", "as_density": "._barycenter",
     "as_grid": "._barycenter", "check_weights": "._barycenter",
+    **{name: "._dc_kernels" for name in ("HINGE", "HUBER", "LAD", "SQUARED", "loss_deriv",
+                                         "loss_value", "row_dot")},
     **{name: "._finite_sum" for name in ("top_eigenpairs", "pca_cost", "pca_egrad",
                                          "robust_cost", "robust_egrad", "karcher_cost",
                                          "karcher_egrad")},

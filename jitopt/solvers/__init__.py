@@ -3,10 +3,9 @@
 lists them, ``jitopt.available_methods(problem)`` those that take ``problem``).
 
 ``rgd``, ``rlbfgs``, ``rcg``, ``rtr``, ``rsdm`` and the SERENA family minimize over
-manifolds; ``online_dca`` solves
-stochastic difference-of-convex problems (:class:`jitopt.problems.DCProblem`) and ``evi``
-expected variational inequalities (:class:`jitopt.problems.VIProblem`; it lives in
-:mod:`jitopt.evi`). The sparse and barycenter methods live in :mod:`jitopt.sparse` and
+manifolds; ``online_dca`` solves stochastic difference-of-convex problems
+(:class:`jitopt.problems.DCProblem`; it lives in :mod:`jitopt.dc`) and ``evi`` expected
+variational inequalities (:class:`jitopt.problems.VIProblem`; it lives in :mod:`jitopt.evi`). The sparse and barycenter methods live in :mod:`jitopt.sparse` and
 :mod:`jitopt.transport`.
 """
 
@@ -18,7 +17,7 @@ _NAMES = {
     "haar_frame": "._rsdm_kernels",
     **{name: ".serena" for name in ("srge", "r_sgd", "r_svrg", "r_srg", "r_srm", "r_srvrg",
                                      "r_svrrm", "r_hybrid_sgd")},
-    "online_dca": ".dc",
+    "online_dca": "..dc",
     **{name: "..evi" for name in ("evi", "evi_gap", "EVIDomain", "ColumnGeneration")},
 }
 

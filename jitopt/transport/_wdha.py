@@ -7,7 +7,7 @@ import numpy as np
 
 from .._core.registry import register_method
 from ..validation import check_choice, check_int, check_real, check_rng
-from ..problems._barycenter import BarycenterProblem, as_density
+from ..problems import BarycenterProblem, as_density
 from ._wdha_variants import WdhaOptions, wdha_paper, wdha_sharp
 
 __all__ = ["wdha"]

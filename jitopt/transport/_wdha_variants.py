@@ -10,7 +10,7 @@ import numpy as np
 from .._core.result import NonFiniteOracle, Status
 from .._core.run import Algorithm, State, run, sub_run
 from .._core.stopping import Criterion, MaxIter, MaxTime, Tolerance, verdict
-from ..problems._barycenter import BarycenterProblem
+from ..problems import BarycenterProblem
 from . import _kernels, _polish
 from ._grid import _armijo, _half_sq_norm, _invlap, wasserstein2_grid
 from ._levels import coarsen, prolong_density, prolong_potentials

@@ -29,8 +29,8 @@ identity. The duality gap at :math:`x = x(u)` is
 import numpy as np
 from numba import njit
 
-from ..problems._dc_kernels import HINGE, HUBER, LAD, SQUARED, loss_deriv, loss_value, row_dot
-from ..sets._kernels import project
+from ..problems import HINGE, HUBER, LAD, SQUARED, loss_deriv, loss_value, row_dot
+from ..sets import project
 
 
 @njit(cache=True)

@@ -11,7 +11,7 @@ import numpy as np
 from ..validation import check_choice
 from ..problems import DCProblem
 from ..sets import Box
-from . import _dc_kernels as _k
+from . import _kernels as _k
 
 __all__ = ["ProxSubproblem"]
 

@@ -3,7 +3,7 @@ whose data distribution drifts over time: the sample-size rules and the loop.
 
 The problem types (:class:`~jitopt.problems.DCProblem`, :class:`~jitopt.problems.StreamProblem`,
 the DC penalties) are in :mod:`jitopt.problems`; the proximal subproblem solvers in
-:class:`~jitopt.solvers.dc.ProxSubproblem`.
+:class:`~jitopt.dc.ProxSubproblem`.
 """
 
 import math
@@ -18,7 +18,7 @@ from .._core.run import Algorithm, State, run
 from .._core.stopping import Criterion, MaxIter, MaxSamples, MaxTime
 from ..validation import check_array, check_choice, check_int, check_real, check_rng
 from ..problems import DCProblem
-from ._dc_subproblem import ProxSubproblem
+from ._subproblem import ProxSubproblem
 
 __all__ = ["online_dca", "ProxSubproblem", "adaptive_sizes", "norm_test_sizes",
            "half_variance"]
@@ -124,7 +124,7 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
     The next sample sizes follow ``rule``:
 
     * ``"adaptive"`` (the paper's Algorithm 2): the cheapest of the smallest
-      :math:`(N_g, N_h)` (least :math:`N_g + N_h`, :func:`~jitopt.solvers.dc.adaptive_sizes`) with
+      :math:`(N_g, N_h)` (least :math:`N_g + N_h`, :func:`~jitopt.dc.adaptive_sizes`) with
 
       .. math::
 
@@ -141,7 +141,7 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
       :math:`\alpha_g = 0.45`, for which :math:`\lceil t^{2.1}\rceil` is not summable).
     * ``"norm_test"`` (a departure from the paper: the norm test of Byrd et al. 2012 with the
       step of the proximal method): the smallest :math:`(N_g, N_h)` (least sum,
-      :func:`~jitopt.solvers.dc.norm_test_sizes`) with
+      :func:`~jitopt.dc.norm_test_sizes`) with
 
       .. math::
 
@@ -149,7 +149,7 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
 
       where :math:`V_g` is the sample variance of the per-sample loss subgradients at
       :math:`x_{t+1}` and :math:`V_h` that of one sample of :math:`\partial H`
-      (:func:`~jitopt.solvers.dc.half_variance`). Since the subproblem solution is :math:`1/\mu`-Lipschitz in
+      (:func:`~jitopt.dc.half_variance`). Since the subproblem solution is :math:`1/\mu`-Lipschitz in
       its linear term, :math:`\sqrt{V_g/N_g + V_h/N_h}/\mu` bounds the first-order sampling
       error of the step, so the test keeps it below :math:`\theta` times the step. The
       sizes are then clipped to :math:`[\max(2, \lceil \phi (t+1)^a\rceil),
@@ -190,7 +190,7 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
     subproblem_tol : float
         Relative duality-gap tolerance of the compiled subproblem solver.
     solver : {"auto", "numba", "cvxpy"}
-        Subproblem solver (:class:`~jitopt.solvers.dc.ProxSubproblem`).
+        Subproblem solver (:class:`~jitopt.dc.ProxSubproblem`).
     maxiter : int
         Maximum number of iterations.
     max_samples : int, optional
