@@ -31,6 +31,34 @@ def _residual(w, X, y):
     return r, support
 
 
+@njit(cache=True, inline="always")
+def _gram_rows(X, new, cache, start):
+    """``cache[start + a] = X^T x_j / n`` for the coordinates ``j = new[a]``: four rows at a
+    time, each four in one pass over X."""
+    n, p = X.shape
+    missing = new.shape[0]
+    acc = np.empty((4, p))
+    for t0 in range(0, missing, 4):
+        size = min(4, missing - t0)
+        for a in range(4):
+            for l in range(p):
+                acc[a, l] = 0.0
+        for i in range(n):
+            c0 = X[i, new[t0]] / n
+            c1 = X[i, new[t0 + 1]] / n if size > 1 else 0.0
+            c2 = X[i, new[t0 + 2]] / n if size > 2 else 0.0
+            c3 = X[i, new[t0 + 3]] / n if size > 3 else 0.0
+            for l in range(p):
+                x = X[i, l]
+                acc[0, l] += x * c0
+                acc[1, l] += x * c1
+                acc[2, l] += x * c2
+                acc[3, l] += x * c3
+        for a in range(size):
+            for l in range(p):
+                cache[start + t0 + a, l] = acc[a, l]
+
+
 @njit(cache=True)
 def least_squares_kernel(w, X, y, b, cache, slot, last, streak, counter, persist):
     """Cost and gradient of ||Xw - y||^2/(2n), with the Gram rows G_j = X^T x_j / n of the
@@ -81,7 +109,7 @@ def least_squares_kernel(w, X, y, b, cache, slot, last, streak, counter, persist
                 missing += persistent[t]
             transient = m - missing
         if missing > 0:
-            # the missing rows X^T x_j / n, four at a time, each four in one pass over X
+            # the missing rows X^T x_j / n
             new = np.empty(missing, dtype=np.int64)
             c = 0
             for t in range(m):
@@ -90,26 +118,7 @@ def least_squares_kernel(w, X, y, b, cache, slot, last, streak, counter, persist
                     new[c] = j
                     slot[j] = counter[0] + c
                     c += 1
-            acc = np.empty((4, p))
-            for t0 in range(0, missing, 4):
-                size = min(4, missing - t0)
-                for a in range(4):
-                    for l in range(p):
-                        acc[a, l] = 0.0
-                for i in range(n):
-                    c0 = X[i, new[t0]] / n
-                    c1 = X[i, new[t0 + 1]] / n if size > 1 else 0.0
-                    c2 = X[i, new[t0 + 2]] / n if size > 2 else 0.0
-                    c3 = X[i, new[t0 + 3]] / n if size > 3 else 0.0
-                    for l in range(p):
-                        x = X[i, l]
-                        acc[0, l] += x * c0
-                        acc[1, l] += x * c1
-                        acc[2, l] += x * c2
-                        acc[3, l] += x * c3
-                for a in range(size):
-                    for l in range(p):
-                        cache[counter[0] + t0 + a, l] = acc[a, l]
+            _gram_rows(X, new, cache, counter[0])
             counter[0] += missing
         dense = transient > 0
     g = np.empty(p)

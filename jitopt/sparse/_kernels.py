@@ -287,18 +287,8 @@ def box_qp(Q, c, lo, hi, v, maxiter):
                 v[block] = lo[block] if side < 0 else hi[block]
                 state[block] = side
                 continue
-        # the free solution is feasible: check the multipliers of the bound coordinates
-        for i in range(k):
-            s = -c[i]
-            for j in range(k):
-                s += Q[i, j] * v[j]
-            g[i] = s
-        worst = tol
-        release = -1
-        for i in range(k):
-            viol = -g[i] if state[i] < 0 else (g[i] if state[i] > 0 else 0.0)
-            if viol > worst:
-                worst, release = viol, i
+        # the free solution is feasible: release the worst multiplier, if any
+        release = _worst_multiplier(Q, c, v, state, g, tol)
         if release < 0:
             break
         state[release] = 0
@@ -309,6 +299,25 @@ def box_qp(Q, c, lo, hi, v, maxiter):
             s += 0.5 * Q[i, j] * v[j]
         q += s * v[i]
     return q
+
+
+@njit(cache=True, inline="always")
+def _worst_multiplier(Q, c, v, state, g, tol):
+    """The bound coordinate of :func:`box_qp` whose multiplier (in ``g = Qv - c``) has the
+    wrong sign by more than ``tol`` the most, or -1."""
+    k = c.shape[0]
+    for i in range(k):
+        s = -c[i]
+        for j in range(k):
+            s += Q[i, j] * v[j]
+        g[i] = s
+    worst = tol
+    release = -1
+    for i in range(k):
+        viol = -g[i] if state[i] < 0 else (g[i] if state[i] > 0 else 0.0)
+        if viol > worst:
+            worst, release = viol, i
+    return release
 
 
 @njit(cache=True)
@@ -325,23 +334,7 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh):
     ``(False, S, v, q)``.
     """
     k, p = G.shape
-    n = X.shape[0]
-    g = np.empty(p)
-    for i in range(p):
-        g[i] = -rhs[i]
-    for a in range(k):
-        for i in range(p):
-            g[i] += v[a] * G[a, i]
-    order = np.empty(k, dtype=np.int64)  # S by increasing cost of dropping (stable)
-    cost = np.empty(k)
-    for a in range(k):
-        j = S[a]
-        cost[a] = -v[a] * g[j] + 0.5 * diag[j] * v[a] * v[a]
-        order[a] = a
-        b = a
-        while b > 0 and cost[order[b - 1]] > cost[order[b]]:
-            order[b - 1], order[b] = order[b], order[b - 1]
-            b -= 1
+    g, order = _drop_order(G, S, v, rhs, diag)
     inS = np.empty(p, dtype=np.int64)
     for i in range(p):
         inS[i] = 0
@@ -400,21 +393,7 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh):
             pos[m] = -1
             v2[m] = 0.0
             m += 1
-        for a in range(k):
-            for b in range(a, k):
-                if pos[a] >= 0:
-                    val = G[pos[a], S2[b]]
-                    if pos[b] >= 0:
-                        val = 0.5 * (val + G[pos[b], S2[a]])
-                elif pos[b] >= 0:
-                    val = G[pos[b], S2[a]]
-                else:
-                    val = 0.0
-                    for r in range(n):
-                        val += X[r, S2[a]] * X[r, S2[b]]
-                    val /= n
-                Q2[a, b] = val
-                Q2[b, a] = val
+        _trial_gram(G, X, pos, S2, Q2)
         for a in range(k):
             c2[a] = rhs[S2[a]]
             lo2[a] = lo[S2[a]]
@@ -429,6 +408,54 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh):
                     b -= 1
             return True, S2, v2, q2
     return False, S, v, q
+
+
+@njit(cache=True, inline="always")
+def _drop_order(G, S, v, rhs, diag):
+    """``(g, order)`` of :func:`splice_round`: the gradient ``g = G^T v - rhs`` and the
+    positions of ``S`` by increasing cost of dropping (stable)."""
+    k, p = G.shape
+    g = np.empty(p)
+    for i in range(p):
+        g[i] = -rhs[i]
+    for a in range(k):
+        for i in range(p):
+            g[i] += v[a] * G[a, i]
+    order = np.empty(k, dtype=np.int64)
+    cost = np.empty(k)
+    for a in range(k):
+        j = S[a]
+        cost[a] = -v[a] * g[j] + 0.5 * diag[j] * v[a] * v[a]
+        order[a] = a
+        b = a
+        while b > 0 and cost[order[b - 1]] > cost[order[b]]:
+            order[b - 1], order[b] = order[b], order[b - 1]
+            b -= 1
+    return g, order
+
+
+@njit(cache=True, inline="always")
+def _trial_gram(G, X, pos, S2, Q2):
+    """The Gram block ``Q2`` of the trial support ``S2`` of :func:`splice_round`: from the
+    rows ``pos`` of ``G`` for the kept coordinates (symmetrised), from ``X`` for two added
+    ones."""
+    n = X.shape[0]
+    k = S2.shape[0]
+    for a in range(k):
+        for b in range(a, k):
+            if pos[a] >= 0:
+                val = G[pos[a], S2[b]]
+                if pos[b] >= 0:
+                    val = 0.5 * (val + G[pos[b], S2[a]])
+            elif pos[b] >= 0:
+                val = G[pos[b], S2[a]]
+            else:
+                val = 0.0
+                for r in range(n):
+                    val += X[r, S2[a]] * X[r, S2[b]]
+                val /= n
+            Q2[a, b] = val
+            Q2[b, a] = val
 
 
 def _interpreted():
