@@ -163,7 +163,7 @@ def wolfe(phi, f0, slope0, step, *, c1=1e-4, c2=0.9, strong=False, approximate=T
 
     Examples
     --------
-    >>> from jitopt.solvers._line_search import wolfe
+    >>> from jitopt._core.line_search import wolfe
     >>> phi = lambda t: ((t - 3.0) ** 2, 2.0 * (t - 3.0))
     >>> t, out, ok = wolfe(phi, 9.0, -6.0, 1.0, c2=0.1, strong=True)
     >>> ok, abs(out[1]) <= 0.6
