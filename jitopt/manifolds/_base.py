@@ -180,7 +180,7 @@ class Manifold:
 
     def pair_frame(self, isometric):
         """The coordinates of the tangent spaces that rlbfgs stores its pairs in (see
-        :class:`AmbientFrame`): here the ambient vectors; with ``isometric``
+        ``AmbientFrame``): here the ambient vectors; with ``isometric``
         those in which an isometric transport is the identity, where the manifold has
         them."""
         return AmbientFrame(self)

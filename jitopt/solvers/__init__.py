@@ -4,8 +4,8 @@ lists them, ``jitopt.available_methods(problem)`` those that take ``problem``).
 
 ``rgd``, ``rlbfgs``, ``rcg``, ``rtr``, ``rsdm`` and the SERENA family minimize over
 manifolds; ``online_dca`` solves stochastic difference-of-convex problems
-(:class:`jitopt.problems.DCProblem`; it lives in :mod:`jitopt.dc`) and ``evi`` expected
-variational inequalities (:class:`jitopt.problems.VIProblem`; it lives in :mod:`jitopt.evi`). The sparse and barycenter methods live in :mod:`jitopt.sparse` and
+(:class:`jitopt.problems.DCProblem`; it lives in ``jitopt.dc``) and ``evi`` expected
+variational inequalities (:class:`jitopt.problems.VIProblem`; it lives in ``jitopt.evi``). The sparse and barycenter methods live in :mod:`jitopt.sparse` and
 :mod:`jitopt.transport`.
 """
 
