@@ -154,8 +154,7 @@ class ConjugateGradient(Algorithm):
     def start(self, problem, x):
         self.problem, M = problem, problem.manifold
         self.reach = M.max_step
-        f, eg = problem.cost_and_egrad(x)
-        g = M.euclidean_to_riemannian_gradient(x, eg)
+        f, g = problem.cost_and_rgrad(x)
         gnorm = M.norm(x, g)
         return State(x, f, gnorm, self.measure, g=g, d=-g, stalled=False,
                      t_prev=1.0 / gnorm if gnorm > 0 else 1.0, slope_prev=None)

@@ -156,8 +156,7 @@ class GradientDescent(Algorithm):
         # With a fused oracle every trial point also gets its gradient (shared work);
         # without one, trial points get the cost only and the accepted point its gradient.
         self.fused = problem.has_cost_and_egrad
-        f, egrad = problem.cost_and_egrad(x)
-        g = M.euclidean_to_riemannian_gradient(x, egrad)
+        f, g = problem.cost_and_rgrad(x)
         s = State(x, f, M.norm(x, g), self.measure, g=g)
         self.rule.begin(s)
         return s

@@ -152,8 +152,7 @@ class LBFGS(Algorithm):
     def start(self, problem, x):
         self.problem, M = problem, problem.manifold
         self.reach = M.max_step
-        f, eg = problem.cost_and_egrad(x)
-        g = M.euclidean_to_riemannian_gradient(x, eg)
+        f, g = problem.cost_and_rgrad(x)
         gnorm = M.norm(x, g)
         self.frame = frame = M.pair_frame(self.isometric)
         self.pairs = PairMemory(frame, self.memory, np.shape(frame.to(x, g)))
