@@ -14,8 +14,6 @@ from ._base import AmbientFrame, Manifold
 
 __all__ = ["Stiefel", "Grassmann", "Orthogonal"]
 
-_F64 = np.dtype(np.float64)
-
 
 def _check_sizes(cls, n, p):
     for name, v in (("n", n), ("p", p)):
@@ -140,9 +138,9 @@ class _Copies(Manifold):
     def _pair(self, x, u, names=("x", "u")):
         """:meth:`_c` of both arrays, with no conversion when both already are C-contiguous
         float64 arrays of the points' shape (the common case, checked in one test)."""
-        if (type(x) is np.ndarray and type(u) is np.ndarray and x.dtype is _F64
-                and u.dtype is _F64 and x.shape == self.shape and u.shape == self.shape
-                and x.flags.c_contiguous and u.flags.c_contiguous):
+        if (type(x) is np.ndarray and type(u) is np.ndarray and x.dtype.type is np.float64
+                and u.dtype.type is np.float64 and x.shape == self.shape
+                and u.shape == self.shape and x.flags.c_contiguous and u.flags.c_contiguous):
             return x, u
         return self._c(names[0], x), self._c(names[1], u)
 
