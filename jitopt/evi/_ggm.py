@@ -6,7 +6,7 @@ import numpy as np
 from .._core.result import NonFiniteOracle, OracleError, Status
 from .._core.run import Algorithm, State
 from .._core.stopping import Criterion, verdict
-from ..problems import AffineOperator, NormalFormOperator
+from ..problems import OP_EXTERNAL
 from . import _kernels as _k
 from ._cg import ColumnGeneration
 from ._domains import block_experts
@@ -61,13 +61,12 @@ class _State:
 
 
 def _structure(operator):
-    """The compiled operator's kind and data (``OP_EXTERNAL`` for a Python callable)."""
-    if isinstance(operator, AffineOperator):
-        return _k.OP_AFFINE, operator.A, operator.b, np.zeros((1, 1)), np.zeros(2, np.int64)
-    if isinstance(operator, NormalFormOperator):
-        return (_k.OP_NORMAL_FORM, np.zeros((1, 1)), np.zeros(1), operator.U,
-                operator.offsets)
-    return _k.OP_EXTERNAL, np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(2, np.int64)
+    """The compiled operator's code and data, ``(code, A, b, U, offsets)``: its
+    ``kernel_args()``, or ``OP_EXTERNAL`` for a Python callable."""
+    kernel_args = getattr(operator, "kernel_args", None)
+    if kernel_args is not None:
+        return kernel_args()
+    return OP_EXTERNAL, np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(2, np.int64)
 
 
 def next_check(nit, check_every):
@@ -146,7 +145,7 @@ class RegretLearning(Algorithm):
             Fb[0], FXb[0] = self.python_round(Yb[0], 1)
             self.observe(Yb[0], Fb[0])
             done = 1
-        if self.op_kind != _k.OP_EXTERNAL:
+        if self.op_kind != OP_EXTERNAL:
             k = _k.run_rounds(nr - done, *largs, st.loss, st.K, st.c, st.u, _k.DELTA, dom.off,
                               st.W, st.iw, dom.shift, dom.T, *self.op_data, st.M, st.Fbar,
                               st.sacc, Yb[done:], Fb[done:], FXb[done:], rb[done:])

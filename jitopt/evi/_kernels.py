@@ -33,7 +33,7 @@ import numpy as np
 from numba import config, njit, types
 from numba.extending import get_cython_function_address
 
-from ..problems import normal_form_operator
+from ..problems import OP_AFFINE, normal_form_operator
 
 # LAPACK's dgesv from SciPy, called by symbol name (so the kernels stay cacheable): cheaper
 # to compile than Numba's np.linalg.solve, and faster on the small systems of the fixed points
@@ -53,9 +53,6 @@ LEARNER_RMP = 0  # regret matching+
 LEARNER_PRMP = 1  # predictive regret matching+
 LEARNER_HEDGE = 2  # Hedge with a scale-free step
 
-OP_EXTERNAL = -1
-OP_AFFINE = 0  # F(x) = A x + b
-OP_NORMAL_FORM = 1  # F_i(x) = -grad_{x_i} u_i(x), payoff tensors flattened row-major
 
 # indices into ip
 I_KIND, I_LEARNER, I_NS, I_BLOCKDIAG, I_KMAX, I_OP, I_WEIGHT, I_T = range(8)

@@ -27,7 +27,8 @@ _NAMES = {
 #: their codes) and data checks
 _SHARED = {
     "sample_rgrad": "._finite_sum_kernel", "least_squares_kernel": "._sparse_kernels", "logistic_kernel": "._sparse_kernels",
-    "power_estimate": "._sparse", "normal_form_operator": "._vi", "as_density": "._barycenter",
+    "power_estimate": "._sparse", "normal_form_operator": "._vi",
+    **{name: "._vi" for name in ("OP_EXTERNAL", "OP_AFFINE")}, "as_density": "._barycenter",
     "as_grid": "._barycenter", "check_weights": "._barycenter",
     **{name: "._dc_kernels" for name in ("HINGE", "HUBER", "LAD", "SQUARED", "loss_deriv",
                                          "loss_value", "row_dot")},

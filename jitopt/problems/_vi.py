@@ -15,6 +15,12 @@ from ..validation import check_array
 __all__ = ["VIProblem", "AffineOperator", "NormalFormOperator"]
 
 
+#: the codes of the compiled operators in the EVI loop (an operator's ``kernel_args``)
+OP_EXTERNAL = -1
+OP_AFFINE = 0  # F(x) = A x + b
+OP_NORMAL_FORM = 1  # F_i(x) = -grad_{x_i} u_i(x), payoff tensors flattened row-major
+
+
 class AffineOperator:
     r"""The affine operator :math:`F(x) = A x + b` (evaluated inside the compiled loop of
     :func:`jitopt.solvers.evi`).
@@ -48,6 +54,10 @@ class AffineOperator:
 
     def __call__(self, x):
         return self.A @ x + self.b
+
+    def kernel_args(self):
+        """``(code, A, b, U, offsets)``: what the compiled EVI loop evaluates."""
+        return OP_AFFINE, self.A, self.b, np.zeros((1, 1)), np.zeros(2, np.int64)
 
 
 @njit(cache=True)
@@ -132,6 +142,10 @@ class NormalFormOperator:
         out = np.empty(self.dim)
         normal_form_operator(self.U, self.offsets, x, out)
         return out
+
+    def kernel_args(self):
+        """``(code, A, b, U, offsets)``: what the compiled EVI loop evaluates."""
+        return OP_NORMAL_FORM, np.zeros((1, 1)), np.zeros(1), self.U, self.offsets
 
 
 def _domain_dim(domain, dim):

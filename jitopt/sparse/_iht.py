@@ -11,7 +11,6 @@ from .._core.result import NonFiniteOracle, Status
 from .._core.run import Algorithm, State, run
 from .._core.stopping import MaxIter, MaxTime, StepVerdict, verdict
 from ..manifolds import Euclidean
-from ..problems import LeastSquares
 from ..validation import check_array, check_choice, check_int, check_real, check_rng
 from ._loops import CompiledSteps, gradient_step, python_step
 from ._projection import TwoStep, check_constraint, resolve_selection
@@ -298,7 +297,8 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
         rng = check_rng(rng)  # (the deterministic variant draws nothing: no generator made)
     eta, backtrack = _check_step(step, lipschitz, variant, problem)
     check_choice("jit", jit, ("auto", False))
-    compiled = (jit == "auto" and isinstance(problem, LeastSquares)
+    # a problem with a compiled oracle (least squares) runs the compiled loop
+    compiled = (jit == "auto" and getattr(problem, "kernel_args", None) is not None
                 and variant == "deterministic")
     oracle = _Oracle(problem, variant, rng)
     if variant == "stochastic":
