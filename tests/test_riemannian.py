@@ -359,6 +359,7 @@ def test_approximate_wolfe_goes_below_the_rounding_floor_of_value_tests(name):
 
 from jitopt.manifolds import FixedRankEmbedded  # noqa: E402
 from jitopt.manifolds import _kernels as manifold_kernels  # noqa: E402
+from jitopt.manifolds._stiefel import lie_retraction  # noqa: E402
 from jitopt.solvers import _riemannian_kernels as RK  # noqa: E402
 
 
@@ -377,7 +378,7 @@ def bfgs_inverse(pairs, gamma, dim):
 def test_two_loop_matches_the_explicit_bfgs_matrix(memory):
     rng = np.random.default_rng(0)
     M = Euclidean(6, 2)
-    pairs = RK.PairMemory(RK.Frame(M, True), memory, (6, 2))
+    pairs = RK.PairMemory(M.pair_frame(True), memory, (6, 2))
     stored = []
     a = rng.standard_normal((12, 12))
     hess = a @ a.T + np.eye(12)  # pairs of a convex quadratic: positive curvature
@@ -398,7 +399,7 @@ def test_two_loop_in_packed_skew_coordinates_of_so_n():
     rng = np.random.default_rng(1)
     n = 5
     M = Orthogonal(n)
-    pairs = RK.PairMemory(RK.Frame(M, True), 4, (n, n))
+    pairs = RK.PairMemory(M.pair_frame(True), 4, (n, n))
     skew = (lambda a: a - a.T)
     stored = []
     for _ in range(4):
@@ -425,7 +426,7 @@ def test_moved_pairs_give_the_bfgs_direction_of_the_transported_pairs(manifold):
     (P s, P y), and the curvature recomputed after the move."""
     rng = np.random.default_rng(2)
     x, y = manifold.random_point(3), manifold.random_point(4)
-    frame = RK.Frame(manifold, False)
+    frame = manifold.pair_frame(False)
     pairs = RK.PairMemory(frame, 3, np.shape(frame.to(x, manifold.projection(x, x))))
     moved = []
     for _ in range(3):
@@ -449,7 +450,7 @@ def test_fixed_rank_frame_keeps_its_charts_while_the_factor_cache_moves_on():
     point, its factors computed again may differ in sign, so the frame must keep giving
     the chart the coordinates were made in (until told to forget it)."""
     M = FixedRankEmbedded(8, 6, 2)
-    frame = RK.Frame(M, True)
+    frame = M.pair_frame(True)
     x = M.random_point(0)
     u = M.random_tangent_vector(x, rng=1)
     w = frame.to(x, u)
@@ -466,7 +467,7 @@ def test_fixed_rank_frame_keeps_its_charts_while_the_factor_cache_moves_on():
                                       Sphere(5), Euclidean(3, 2)], ids=repr)
 def test_normal_coordinates_give_the_inner_products_of_the_projections(manifold):
     """<Pu, Pv> = <u, v> - <a_u, a_v> with a_w the normal coordinates of w."""
-    normal, size = RK.normal_coordinates(manifold)
+    normal, size = manifold.normal_coordinates()
     x = manifold.random_point(1)
     w = np.random.default_rng(2).standard_normal((3,) + manifold.shape)
     c = normal(x, np.array([RK.transposed_row(wi) for wi in w]))
@@ -474,7 +475,7 @@ def test_normal_coordinates_give_the_inner_products_of_the_projections(manifold)
     proj = np.array([manifold.projection(x, wi).reshape(-1) for wi in w])
     flat = w.reshape(3, -1)
     np.testing.assert_allclose(proj @ proj.T, flat @ flat.T - c @ c.T, atol=1e-12)
-    assert RK.normal_coordinates(FixedRankEmbedded(5, 4, 2)) is None
+    assert FixedRankEmbedded(5, 4, 2).normal_coordinates() is None
 
 
 @pytest.mark.parametrize("retraction", Orthogonal.retractions)
@@ -483,7 +484,7 @@ def test_lie_retraction_is_the_manifold_retraction(retraction):
     x = M.random_point(5)
     a = np.random.default_rng(6).standard_normal((6, 6))
     omega = 0.7 * (a - a.T)
-    np.testing.assert_allclose(RK.lie_retraction(M, x, omega), M.retraction(x, x @ omega),
+    np.testing.assert_allclose(lie_retraction(M, x, omega), M.retraction(x, x @ omega),
                                atol=1e-12)
 
 

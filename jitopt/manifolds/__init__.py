@@ -25,10 +25,9 @@ _NAMES = {
 }
 
 #: what the other parts of jitopt use that is not public: the QR factor and retraction, the
-#: retraction of O(n) from its Lie algebra, the error for what is not a manifold, and the
+#: error for what is not a manifold, and the
 #: compiled geometry of the SERENA kernels (codes, retraction, transport, projection)
-_SHARED = {"q_factor": "._stiefel", "qr_retraction": "._stiefel", "lie_retraction": "._stiefel",
-           "manifold_type_error": "._base",
+_SHARED = {"q_factor": "._stiefel", "qr_retraction": "._stiefel", "manifold_type_error": "._base",
            **{name: "._kernels" for name in (
                "FAST", "INNER", "SPD_EXP", "axpby", "layout_projection", "spd_exp",
                "spd_transport", "sym", "spd_sqrt_and_inv_sqrt")}}

@@ -4,14 +4,7 @@ manifold gives its pairs (:meth:`~jitopt.manifolds.Manifold.pair_frame`)."""
 import numpy as np
 from numba import njit
 
-from ..manifolds import lie_retraction  # noqa: F401 (where it was)
-
-__all__ = ["Frame", "PairMemory"]
-
-
-def Frame(M, isometric):
-    """The coordinates the pairs are stored in: ``M.pair_frame(isometric)``."""
-    return M.pair_frame(isometric)
+__all__ = ["PairMemory"]
 
 
 @njit(cache=True)
@@ -19,8 +12,8 @@ def _two_loop(s, y, a, b, rho, order, g, gamma):
     r""":math:`-\mathcal H g` by the two-loop recursion over the pairs ``order`` (oldest
     first), pair ``j`` being the rows ``s[j]``, ``y[j]`` with ``rho[j]`` :math:`= 1/\langle
     s_j, y_j\rangle` and the initial scaling ``gamma``. With normal coordinates (the columns
-    of ``a``, ``b``, from :func:`normal_coordinates`) the pairs are used projected onto the
-    tangent space, :math:`(Ps_j, Py_j)`, through :math:`\langle Pu, Pv\rangle =
+    of ``a``, ``b``, from ``Manifold.normal_coordinates``) the pairs are used projected
+    onto the tangent space, :math:`(Ps_j, Py_j)`, through :math:`\langle Pu, Pv\rangle =
     \langle u, v\rangle - \langle N u, N v\rangle`: the vectors are carried as ambient
     vectors with their normal coordinates, no pair is projected, and the result, ambient,
     is projected by the caller; with none (zero columns) this is the plain recursion. The
@@ -55,13 +48,8 @@ def _two_loop(s, y, a, b, rho, order, g, gamma):
     return q
 
 
-def normal_coordinates(M):
-    """``M.normal_coordinates()`` (:meth:`jitopt.manifolds.Manifold.normal_coordinates`)."""
-    return M.normal_coordinates()
-
-
 def transposed_row(v):
-    """The row of the array ``v`` for :func:`normal_coordinates`: its transpose, flattened
+    """The row of the array ``v`` for ``Manifold.normal_coordinates``: its transpose, flattened
     (a vector as it is)."""
     return np.ascontiguousarray(np.transpose(v), dtype=float).reshape(-1)
 
@@ -87,8 +75,8 @@ class PairMemory:
     transport is the projection :math:`P` onto the new tangent space) the pairs stay as
     they were stored and are used as :math:`(Ps_j, Py_j)`: where the normal space is
     :math:`\{Xc\}` for small :math:`c` (Stiefel, Grassmann, the sphere; see
-    :func:`normal_coordinates`) through the normal coordinates of each pair at the current
-    point, with no pair projected (a new pair is :math:`(t d, g_{k+1} - g_k)` as it is,
+    ``Manifold.normal_coordinates``) through the normal coordinates of each pair at the
+    current point, with no pair projected (a new pair is :math:`(t d, g_{k+1} - g_k)` as it is,
     see :meth:`new_pair`); elsewhere :math:`P y_j` is formed at each point, and the
     :math:`s_j` meet tangent vectors only, in inner products (:math:`\langle P s,
     q\rangle = \langle s, q\rangle`), and in the direction, which is projected once at
