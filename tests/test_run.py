@@ -10,7 +10,7 @@ import pytest
 import jitopt
 from jitopt import Status
 from jitopt._core.run import Algorithm, State, run
-from jitopt._core.stopping import (CommonStop, FTarget, MaxIter, MaxTime, StepVerdict,
+from jitopt._core.stopping import (CommonStop, Criterion, FTarget, MaxIter, MaxTime, StepVerdict,
                                    Tolerance, verdict)
 
 
@@ -149,3 +149,17 @@ def test_the_history_ends_with_the_result_when_finish_changed_it():
     # rows: x_0, x_1, x_2 and the result x_2 / 2
     np.testing.assert_allclose(res.history["fun"], [0.5, 0.125, 0.5 ** 5, 0.5 ** 7])
     assert res.fun == res.history["fun"][-1]
+
+
+def test_an_algorithm_or_criterion_missing_its_part_is_refused_when_made():
+    class NoStep(Algorithm):
+        def start(self, problem, x):
+            return State(x, 0.0, 0.0, self.measure)
+
+    class NoTest(Criterion):
+        pass
+
+    with pytest.raises(TypeError, match="step"):
+        NoStep()
+    with pytest.raises(TypeError, match="__call__"):
+        NoTest()

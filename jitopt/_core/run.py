@@ -42,6 +42,7 @@ Gradient descent with a fixed step on :math:`f(x) = \\|x\\|^2/2`:
 ('CONVERGED', 11, 12)
 """
 
+import abc
 import inspect
 import math
 import time
@@ -71,7 +72,7 @@ class State:
         self.__dict__.update(attributes)
 
 
-class Algorithm:
+class Algorithm(abc.ABC):
     """A method as the driver runs it (see the module docstring).
 
     Attributes
@@ -94,11 +95,13 @@ class Algorithm:
     columns = ()
     final_row = False
 
+    @abc.abstractmethod
     def start(self, problem, x):
-        raise NotImplementedError
+        """The state at the starting point ``x`` (``nit = 0``)."""
 
+    @abc.abstractmethod
     def step(self, s, budget):
-        raise NotImplementedError
+        """Advance ``s``; ``None``, or ``(status, message)`` to end the run now."""
 
     def finish(self, s, ended, budget):
         """Work done once when the run ends (but by a fault); returns the ``(status,

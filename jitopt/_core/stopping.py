@@ -17,6 +17,7 @@ Examples
 'MAXITER'
 """
 
+import abc
 import math
 
 from .result import Status
@@ -34,11 +35,12 @@ def verdict(status, s, **values):
                                       "fun": s.fun, "nit": s.nit, **values})
 
 
-class Criterion:
+class Criterion(abc.ABC):
     """A stopping test: ``criterion(state, watch)`` is ``None`` or ``(status, message)``."""
 
+    @abc.abstractmethod
     def __call__(self, s, watch):
-        raise NotImplementedError
+        """``(status, message)`` when the run ends at the state ``s``, else ``None``."""
 
     def iterations_left(self, s):
         """How many more iterations this criterion allows (sizes a compiled chunk)."""
@@ -128,28 +130,31 @@ class MaxTime(Criterion):
         return self.max_time - watch.elapsed()
 
 
-class MaxPasses(Criterion):
+class _Budgeted(Criterion):
+    """``status`` once the state's count ``extra[column]`` reaches ``limit`` (the option
+    ``option`` of the message)."""
+
+    column = option = status = None
+
+    def __init__(self, limit):
+        self.limit = limit
+
+    def __call__(self, s, watch):
+        if s.extra[self.column] >= self.limit:
+            return verdict(self.status, s, **{self.option: self.limit})
+        return None
+
+
+class MaxPasses(_Budgeted):
     """``MAX_PASSES`` once the state's ``passes`` over the samples reach ``max_passes``."""
 
-    def __init__(self, max_passes):
-        self.max_passes = max_passes
-
-    def __call__(self, s, watch):
-        if s.extra["passes"] >= self.max_passes:
-            return verdict(Status.MAX_PASSES, s, max_passes=self.max_passes)
-        return None
+    column, option, status = "passes", "max_passes", Status.MAX_PASSES
 
 
-class MaxSamples(Criterion):
+class MaxSamples(_Budgeted):
     """``MAX_SAMPLES`` once the state's ``samples`` drawn reach ``max_samples``."""
 
-    def __init__(self, max_samples):
-        self.max_samples = max_samples
-
-    def __call__(self, s, watch):
-        if s.extra["samples"] >= self.max_samples:
-            return verdict(Status.MAX_SAMPLES, s, max_samples=self.max_samples)
-        return None
+    column, option, status = "samples", "max_samples", Status.MAX_SAMPLES
 
 
 class StepVerdict(Criterion):

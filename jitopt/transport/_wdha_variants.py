@@ -56,8 +56,7 @@ def wdha_sharp(problem, nu, o, callback, history, disp):
     shown = {"callback": callback, "history": history, "disp": disp,
              "disp_every": max(1, o.T // 50)}
     if nu is None and np.count_nonzero(lam > 0) == 1:
-        return run(problem, UnitWeight(o), None, **shown, stop=Given(
-            Status.CONVERGED, "One weight is 1: the barycenter is that input."))
+        return run(problem, UnitWeight(o), None, **shown, stop=MaxTime(o.max_time))
     coarse_to_fine = nu is None
     nu = problem.densities[int(np.argmax(lam))].copy() if nu is None else nu
     stop = _stop(o, Status.MAXITER)
@@ -96,16 +95,6 @@ def _xtol_message(cells, xtol):
             f"{cells:.3e} cells (rms) <= xtol = {xtol:.3g}.")
 
 
-class Given(Criterion):
-    """Ends the run at its start with ``status`` and ``message``."""
-
-    def __init__(self, status, message):
-        self.ending = status, message
-
-    def __call__(self, s, watch):
-        return self.ending
-
-
 class UnitWeight(Algorithm):
     """One input of weight 1: the barycenter is that input, with no iteration."""
 
@@ -121,6 +110,9 @@ class UnitWeight(Algorithm):
         self.psi[:] = q - q.mean()
         i = int(np.flatnonzero(problem.weights > 0)[0])
         return State(mus[i] / mus[i].sum(), 0.0, 0.0, self.measure)
+
+    def step(self, s, budget):
+        return Status.CONVERGED, "One weight is 1: the barycenter is that input."
 
     def fields(self, x, nit):
         n = self.o.n
