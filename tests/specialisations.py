@@ -24,3 +24,12 @@ def specialisations(task):
     out = subprocess.run([sys.executable, "-c", _SCRIPT.format(task=task)],
                          capture_output=True, text=True, check=True)
     return ast.literal_eval(out.stdout.strip().splitlines()[-1])
+
+
+def assert_compiled_once(task, reached):
+    """The kernels that ``task`` runs in a fresh interpreter include one named with
+    ``reached``, and each has one specialisation (a kernel reached by arrays of two types --
+    layout, read-only, dtype -- or by a literal argument compiles twice on a first call)."""
+    counts = specialisations(task)
+    assert any(reached in name for name in counts), counts
+    assert all(n == 1 for n in counts.values()), counts

@@ -205,6 +205,21 @@ def test_box_qp_matches_bvls():
         assert q <= 0.5 * ref @ Q @ ref - c @ ref + 1e-12
 
 
+def scenario_box(rng, p, scenario):
+    """``(lo, hi, set)``: the nonnegative orthant, or a random box around 0."""
+    lo = np.zeros(p) if scenario == "nonneg" else -rng.uniform(0.5, 1.5, p)
+    hi = np.full(p, np.inf) if scenario == "nonneg" else rng.uniform(0.5, 1.5, p)
+    return lo, hi, NonNegative() if scenario == "nonneg" else Box(lo, hi)
+
+
+def feasible_start(rng, m, lo, hi):
+    """A random point of the box ``[lo, hi]`` with ``m`` nonzeros."""
+    x0 = np.zeros(lo.shape[0])
+    S = rng.choice(lo.shape[0], m, replace=False)
+    x0[S] = np.clip(rng.standard_normal(m), lo[S], hi[S])
+    return x0
+
+
 def correlated_instance(rng, n=30, p=12, k=4, rho=0.8):
     """AR(1) columns and +-U[1, 2] true values: plain IHT often stalls here."""
     Z = rng.standard_normal((n, p))
@@ -222,14 +237,10 @@ def correlated_instance(rng, n=30, p=12, k=4, rho=0.8):
 def test_swap_never_increases_keeps_k_nonzeros_and_feasibility(scenario):
     rng = np.random.default_rng(31)
     p, k = 12, 4
-    lo = np.zeros(p) if scenario == "nonneg" else -rng.uniform(0.5, 1.5, p)
-    hi = np.full(p, np.inf) if scenario == "nonneg" else rng.uniform(0.5, 1.5, p)
-    cset = NonNegative() if scenario == "nonneg" else Box(lo, hi)
+    lo, hi, cset = scenario_box(rng, p, scenario)
     for _ in range(20):
         X, y = correlated_instance(rng)
-        x0 = np.zeros(p)  # a random feasible start with k - 1 nonzeros
-        S = rng.choice(p, k - 1, replace=False)
-        x0[S] = np.clip(rng.standard_normal(k - 1), lo[S], hi[S])
+        x0 = feasible_start(rng, k - 1, lo, hi)
         w, f, _ = exchange_search(least_squares(X, y), x0, k, lo, hi, 3)
         assert f <= objective(X, y, x0) and f == pytest.approx(objective(X, y, w), rel=1e-12)
         assert cset.contains(w)
@@ -278,14 +289,10 @@ def test_interpreted_exchange_search_and_refit_equal_compiled_bitwise(scenario, 
 
     rng = np.random.default_rng(40)
     p, k = 30, 5
-    lo = np.zeros(p) if scenario == "nonneg" else -rng.uniform(0.5, 1.5, p)
-    hi = np.full(p, np.inf) if scenario == "nonneg" else rng.uniform(0.5, 1.5, p)
-    cset = NonNegative() if scenario == "nonneg" else Box(lo, hi)
+    lo, hi, cset = scenario_box(rng, p, scenario)
     for _ in range(8):
         X, y = correlated_instance(rng, n=40, p=p, k=k)
-        x0 = np.zeros(p)
-        S = rng.choice(p, k - 1, replace=False)
-        x0[S] = np.clip(rng.standard_normal(k - 1), lo[S], hi[S])
+        x0 = feasible_start(rng, k - 1, lo, hi)
         runs = []
         for interpreted in (False, True):
             monkeypatch.setattr(_refit, "_kernel", lambda kernel, work, i=interpreted:
@@ -299,15 +306,14 @@ def test_interpreted_exchange_search_and_refit_equal_compiled_bitwise(scenario, 
 
 
 def test_one_specialisation_of_the_compiled_exchange_search():
-    from specialisations import specialisations
+    from specialisations import assert_compiled_once
 
-    counts = specialisations(
+    assert_compiled_once(
         "import numpy as np, jitopt; from jitopt.sets import Box, NonNegative; "
         "X, y, _ = jitopt.problems.sparse_regression_data(100, 200, 5, rng=0); "
         "[jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=5, constraint=c, "
-        "relax=2.0) for c in (NonNegative(), Box(-1.5, 1.5))]")
-    assert "jitopt.sparse._kernels.splice_round" in counts, counts
-    assert all(n == 1 for n in counts.values()), counts
+        "relax=2.0) for c in (NonNegative(), Box(-1.5, 1.5))]",
+        "jitopt.sparse._kernels.splice_round")
 
 
 # -- variants -----------------------------------------------------------------------------
@@ -668,13 +674,9 @@ def test_same_seed_same_result_zeroth_order():
 
 
 def test_one_specialisation_per_kernel_on_the_tour_and_a_regressor_fit():
-    # a kernel reached by arrays of two types (layout, read-only, dtype) or by a literal
-    # argument compiles twice on a first call
-    from specialisations import specialisations
+    from specialisations import assert_compiled_once
 
-    counts = specialisations(
+    assert_compiled_once(
         "import jitopt.tour; from sklearn.datasets import load_diabetes; "
         "from jitopt.sparse import IHTRegressor; jitopt.tour.sparse(); "
-        "IHTRegressor(5).fit(*load_diabetes(return_X_y=True))")
-    assert any("_steps" in name for name in counts)
-    assert all(n == 1 for n in counts.values()), counts
+        "IHTRegressor(5).fit(*load_diabetes(return_X_y=True))", "_steps")
