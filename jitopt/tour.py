@@ -10,7 +10,7 @@ import itertools
 
 import numpy as np
 
-from . import problems, solvers
+from . import manifolds, problems, solvers
 from ._core.problem import Problem
 from .games import NormalFormGame
 from .sets import NonNegative
@@ -128,11 +128,24 @@ def dc():
             f"{res.samples} samples, {res.nit} it.", err, "rel. error")
 
 
+def derivative_free():
+    """Nelder–Mead and particle swarm on a Rayleigh quotient on Sphere(5), from the cost
+    alone: the minimum is the smallest eigenvalue."""
+    A = np.diag([1.0, 2.0, 3.0, 5.0, 8.0])
+    problem = Problem(manifolds.Sphere(5), lambda x: x @ A @ x, fopt=1.0)
+    runs = [solver(problem, rng=1) for solver in (solvers.nelder_mead, solvers.particle_swarm)]
+    return ("nelder_mead/particle_swarm", "Rayleigh quotient on Sphere(5), no gradient",
+            f"{'converged' if all(r.success for r in runs) else 'FAILED'}, "
+            f"{' / '.join(str(r.nfev) for r in runs)} costs",
+            max(abs(r.fun - problem.fopt) for r in runs), "abs. gap")
+
+
 #: the entries of ``python -m jitopt``, in order
-TOUR = (rgd, riemannian, rsdm, serena, wdha, sparse, evi, dc)
+TOUR = (rgd, riemannian, rsdm, serena, wdha, sparse, evi, dc, derivative_free)
 
 #: the entry that compiles each method's kernels (``python -m jitopt --compile``)
 ENTRY_OF = {"rgd": rgd, "rlbfgs": riemannian, "rcg": riemannian, "rtr": riemannian,
             "rsdm": rsdm, "wdha": wdha, "iht": sparse, "evi": evi, "online_dca": dc,
             **{name: serena for name in ("srge", "r-sgd", "r-svrg", "r-srg", "r-srm",
-                                         "r-srvrg", "r-svrrm", "r-hybrid-sgd")}}
+                                         "r-srvrg", "r-svrrm", "r-hybrid-sgd")},
+            "nelder_mead": derivative_free, "particle_swarm": derivative_free}

@@ -176,5 +176,8 @@ def test_without_jax_an_import_error_names_the_extra(monkeypatch):
 
 
 def test_missing_egrad_message_points_to_jax():
+    problem = jitopt.Problem(Sphere(3), lambda x: x[0])  # a cost alone: derivative-free
+    with pytest.raises(TypeError, match='rgd.*egrad is required.*"jax"'):
+        jitopt.solvers.rgd(problem)
     with pytest.raises(TypeError, match='egrad is required.*"jax"'):
-        jitopt.Problem(Sphere(3), lambda x: x[0])
+        problem.egrad(np.array([1.0, 0.0, 0.0]))

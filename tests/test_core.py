@@ -83,7 +83,9 @@ def test_problem_rejects_bad_arguments():
     with pytest.raises(TypeError, match="cost"):
         jitopt.Problem(Sphere(3), 3.0, lambda x: x)
     with pytest.raises(TypeError, match="egrad"):
-        jitopt.Problem(Sphere(3), lambda x: 0.0, None)
+        jitopt.Problem(Sphere(3), lambda x: 0.0, 3.0)
+    with pytest.raises(TypeError, match="egrad is required"):
+        jitopt.FiniteSumProblem(Sphere(3), lambda x, i: 0.0, None, 2)
     with pytest.raises(ValueError, match="n_samples"):
         jitopt.FiniteSumProblem(Sphere(3), lambda x, i: 0.0, lambda x, i: x, 0)
     with pytest.raises(TypeError, match="n_samples"):

@@ -100,7 +100,9 @@ class Problem(BaseProblem):
     egrad : callable or "jax", optional
         ``egrad(x) -> ndarray``, the Euclidean gradient of (any smooth extension of) the
         cost, of shape ``manifold.shape``. Solvers turn it into the Riemannian gradient with
-        ``manifold.euclidean_to_riemannian_gradient``. ``"jax"``: differentiate ``cost``,
+        ``manifold.euclidean_to_riemannian_gradient``. Every method needs it but the
+        derivative-free ones (``nelder_mead``, ``particle_swarm``), which take a cost alone;
+        the others refuse a problem without it with a ``TypeError``. ``"jax"``: differentiate ``cost``,
         written with ``jax.numpy``, by JAX (the extra ``jitopt[jax]``; the fused
         ``cost_and_egrad`` then comes from ``jax.value_and_grad``; see
         :doc:`/theory/autodiff`).
@@ -181,7 +183,7 @@ class Problem(BaseProblem):
             cost, egrad, cost_and_egrad, ehess = _autodiff(manifold, cost, egrad,
                                                            cost_and_egrad, ehess)
         _check_callable("cost", cost, required=cost_and_egrad is None)
-        _check_callable("egrad", egrad, required=cost_and_egrad is None)
+        _check_callable("egrad", egrad, required=False)
         _check_callable("cost_and_egrad", cost_and_egrad, required=False)
         _check_callable("ehess", ehess, required=False)
         _check_callable("egrad_rows", egrad_rows, required=False)
@@ -265,6 +267,9 @@ class Problem(BaseProblem):
 
     def egrad(self, x):
         """Euclidean gradient at ``x`` (counts one ``njev``)."""
+        if not self.has_egrad:
+            raise TypeError('egrad is required (a callable, or "jax": JAX differentiates '
+                            'cost, jitopt[jax]): the problem has a cost only')
         self._check_point(x)
         self.counts.add(njev=1, nifo=self.n_samples)
         if self._egrad is None:
@@ -295,6 +300,11 @@ class Problem(BaseProblem):
         """Cost and Riemannian gradient at ``x``."""
         f, g = self.cost_and_egrad(x)
         return f, self.manifold.euclidean_to_riemannian_gradient(x, g)
+
+    @property
+    def has_egrad(self):
+        """Whether the problem has a gradient (``egrad`` or ``cost_and_egrad``)."""
+        return self._egrad is not None or self._cost_and_egrad is not None
 
     @property
     def has_ehess(self):
@@ -418,6 +428,7 @@ class FiniteSumProblem(Problem):
             raise TypeError(f"n_samples must be an int, got {type(n_samples).__name__}")
         if n_samples < 1:
             raise ValueError(f"n_samples must be at least 1, got {n_samples}")
+        _check_callable("egrad", egrad, required=True)
         super().__init__(manifold, cost, egrad, fopt=fopt, xopt=xopt)
         self.n_samples = int(n_samples)
         self.all_samples = np.arange(self.n_samples, dtype=np.int64)

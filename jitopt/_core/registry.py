@@ -29,6 +29,8 @@ METHOD_MODULES = {
     "evi": "jitopt.evi._evi",
     "iht": "jitopt.sparse._iht",
     "wdha": "jitopt.transport._wdha",
+    "nelder_mead": "jitopt.solvers._nelder_mead",
+    "particle_swarm": "jitopt.solvers._particle_swarm",
 }
 
 _METHODS = {}
@@ -59,6 +61,8 @@ class Method:
         The solver option that :func:`minimize`'s ``tol`` sets.
     manifolds : tuple of type, optional
         The manifold classes of the problems the solver takes (``None``: any).
+    derivative_free : bool
+        The solver calls the cost only, never a gradient.
 
     Attributes
     ----------
@@ -74,6 +78,9 @@ class Method:
         The solver option that :func:`minimize`'s ``tol`` sets.
     options : tuple of str
         The solver's keyword options.
+    derivative_free : bool
+        The solver calls the cost only: a :class:`~jitopt.Problem` without ``egrad`` is
+        enough, and :func:`minimize` with ``jac=None`` gives it no gradient.
 
     Examples
     --------
@@ -85,8 +92,10 @@ class Method:
     True
     """
 
-    def __init__(self, name, solver, problem_type, tol_option, manifolds=None):
+    def __init__(self, name, solver, problem_type, tol_option, manifolds=None,
+                 derivative_free=False):
         self.name = name
+        self.derivative_free = bool(derivative_free)
         self.solver = solver
         self.problem_type = problem_type
         self.manifolds = manifolds
@@ -96,9 +105,11 @@ class Method:
         self.__doc__ = solver.__doc__
 
     def takes(self, problem):
-        """Whether the method solves ``problem`` (its type, and its manifold if it has one)."""
+        """Whether the method solves ``problem`` (its type, its manifold if it has one, and
+        its gradient unless the method is derivative-free)."""
         return isinstance(problem, self.problem_type) and (
-            self.manifolds is None or isinstance(problem.manifold, self.manifolds))
+            self.manifolds is None or isinstance(problem.manifold, self.manifolds)) and (
+            self.derivative_free or getattr(problem, "has_egrad", True))
 
     def __repr__(self):
         return f"<jitopt method {self.name!r}>"
@@ -119,6 +130,12 @@ class Method:
 
 
 def _check_takes(method, problem):
+    if isinstance(problem, method.problem_type) and not (
+            method.derivative_free or getattr(problem, "has_egrad", True)):
+        raise TypeError(f'method {method.name!r} needs the gradient: egrad is required (a '
+                        f'callable, or "jax": JAX differentiates cost, jitopt[jax]); the '
+                        f'methods that take a cost alone: '
+                        f'{", ".join(available_methods(problem))}')
     if isinstance(problem, method.problem_type) and not method.takes(problem):
         names = ", ".join(m.__name__ for m in method.manifolds)
         raise TypeError(f"method {method.name!r} takes a {method.problem_type.__name__} on "
@@ -133,7 +150,8 @@ def _check_takes(method, problem):
                         f"{method.name!r}, got a {type(problem).__name__}{others}")
 
 
-def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=None):
+def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=None,
+                    derivative_free=False):
     """Decorator registering a solver function under ``name``: ``@register_method("rgd")``.
 
     The solver must have the signature ``solver(problem, x0=None, *, <options>, maxiter,
@@ -142,8 +160,9 @@ def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=Non
     and return the :class:`~jitopt.OptimizeResult` of :func:`jitopt._core.run.run` (which
     turns any exception raised after the start into a failed result; exceptions before the
     start, bad arguments, propagate). The decorator returns the solver wrapped so that it
-    refuses other problem types with a ``TypeError`` and a result of another type with a
-    ``TypeError`` naming the method.
+    refuses other problem types with a ``TypeError`` (and a problem without a gradient,
+    naming ``egrad``, unless the method is ``derivative_free``: it calls the cost only) and a
+    result of another type with a ``TypeError`` naming the method.
     """
 
     def decorator(solver):
@@ -161,7 +180,7 @@ def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=Non
                                 f"OptimizeResult")
             return res
 
-        method = Method(name, run, problem_type, tol_option, manifolds)
+        method = Method(name, run, problem_type, tol_option, manifolds, derivative_free)
         _METHODS[name] = method
         return run
 
@@ -254,12 +273,14 @@ def minimize(fun, x0=None, args=(), jac=None, method=None, manifold=None, tol=No
         with ``jax.numpy`` (the extra ``jitopt[jax]``, :doc:`/theory/autodiff`).
         ``None`` or ``"2-point"``: forward differences in the ambient space, ``x.size``
         extra cost evaluations per gradient (counted in ``nfev``); only sensible for small
-        problems whose cost extends off the manifold.
+        problems whose cost extends off the manifold. A derivative-free method
+        (``"nelder_mead"``, ``"particle_swarm"``) with ``jac=None`` gets no gradient at all.
     method : str or Method, optional
         A name from :func:`available_methods`; default ``"rlbfgs"`` for a callable ``fun``
         or a plain :class:`~jitopt.Problem` (smooth and deterministic; ``"rtr"`` on
         :class:`~jitopt.manifolds.FixedRankEmbedded`), ``"r-srvrg"`` for a
-        :class:`~jitopt.FiniteSumProblem`, else the problem type's ``default_method``. A method that does not take the
+        :class:`~jitopt.FiniteSumProblem`, ``"nelder_mead"`` for a problem without a
+        gradient, else the problem type's ``default_method``. A method that does not take the
         problem's type raises a ``TypeError`` naming both.
     manifold : jitopt.manifolds.Manifold, optional
         The domain; ``None`` means ``Euclidean(*x0.shape)``.
@@ -324,10 +345,13 @@ def minimize(fun, x0=None, args=(), jac=None, method=None, manifold=None, tol=No
 
 
 def _default_method(problem):
-    """The problem type's ``default_method``, else the first method that takes ``problem``;
-    ``rtr`` in place of ``rlbfgs`` on the fixed-rank matrices, where the L-BFGS pairs moved
-    by projection help little (``rtr`` is the fastest there in the benchmark's completion
+    """``nelder_mead`` for a problem without a gradient; the problem type's
+    ``default_method``, else the first method that takes ``problem``; ``rtr`` in place of
+    ``rlbfgs`` on the fixed-rank matrices, where the L-BFGS pairs moved by projection help
+    little (``rtr`` is the fastest there in the benchmark's completion
     case, with or without ``ehess``)."""
+    if not getattr(problem, "has_egrad", True):
+        return "nelder_mead"  # a cost alone
     name = problem.default_method
     if name is None:
         names = available_methods(problem)

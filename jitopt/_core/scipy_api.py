@@ -95,6 +95,8 @@ def minimize_function(fun, x0, args, jac, method, manifold, tol, callback, optio
                 return point(jac(user(x), *args))
         elif jac == "jax":
             egrad = "jax"  # JAX differentiates cost (jitopt[jax])
+        elif jac is None and method.derivative_free:
+            egrad = None  # the method calls the cost only
         elif jac is None or jac == "2-point":
             def egrad(x):
                 return _forward_difference(problem.cost, x)

@@ -227,8 +227,11 @@ class Manifold:
         if self.dim == 0:
             raise ValueError(f"{self} has dimension 0: it has no unit tangent vector")
         rng = check_rng(rng)
-        u = self.projection(x, rng.standard_normal(self.shape))
-        return u / self.norm(x, u)
+        while True:
+            u = self.projection(x, rng.standard_normal(self.shape))
+            size = self.norm(x, u)
+            if size != 0.0:  # a draw normal to the tangent space (as x itself) is redrawn
+                return u / size
 
     def check_point(self, x, atol=None, name="x"):
         """Raise a ``ValueError`` if ``x`` is not a point of the manifold (within ``atol``).

@@ -6,7 +6,8 @@ lists them, ``jitopt.available_methods(problem)`` those that take ``problem``).
 manifolds; ``online_dca`` solves stochastic difference-of-convex problems
 (:class:`jitopt.problems.DCProblem`; it lives in ``jitopt.dc``) and ``evi`` expected
 variational inequalities (:class:`jitopt.problems.VIProblem`; it lives in ``jitopt.evi``). The sparse and barycenter methods live in :mod:`jitopt.sparse` and
-:mod:`jitopt.transport`.
+:mod:`jitopt.transport`. ``nelder_mead`` and ``particle_swarm`` minimize over manifolds
+from the cost alone (derivative-free).
 """
 
 from .._lazy import lazy_names
@@ -19,6 +20,7 @@ _NAMES = {
                                      "r_svrrm", "r_hybrid_sgd")},
     "online_dca": "..dc",
     **{name: "..evi" for name in ("evi", "evi_gap", "EVIDomain", "ColumnGeneration")},
+    "nelder_mead": "._nelder_mead", "particle_swarm": "._particle_swarm",
 }
 
 #: RSDM's compiled block steps, documented as building blocks (docs/api/solvers.rst)

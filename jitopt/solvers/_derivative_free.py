@@ -1,0 +1,92 @@
+"""What the derivative-free methods (``nelder_mead``, ``particle_swarm``) share: the
+manifold operations they use, with fallbacks where a manifold has no exponential map, the
+check of a starting population and the budget of cost evaluations."""
+
+import numpy as np
+
+from .._core.result import Status
+from .._core.stopping import Criterion
+from ..validation import check_int
+
+__all__ = ["inverse_retraction", "distance", "centroid", "start_points", "MaxEvaluations",
+           "check_budget"]
+
+#: at most this many Karcher steps per centroid (a small simplex needs one to three)
+_KARCHER_STEPS = 10
+
+
+def inverse_retraction(M, x, y):
+    """A tangent vector at ``x`` pointing to ``y``: :math:`\\log_x(y)` where the manifold
+    has a logarithm, else the projection of :math:`y - x` onto the tangent space at ``x``."""
+    if hasattr(M, "log"):
+        return M.log(x, y)
+    return M.projection(x, y - x)
+
+
+def distance(M, x, y):
+    """The manifold's distance where it has one, else the ambient (chordal) distance
+    :math:`\\|y - x\\|_F`."""
+    if hasattr(M, "dist"):
+        return float(M.dist(x, y))
+    return float(np.linalg.norm(y - x))
+
+
+def centroid(M, points, start):
+    """A mean of ``points``: the Karcher mean by gradient steps from ``start`` where the
+    manifold has ``exp`` and ``log``; else the closest point to the ambient mean where it has
+    ``closest_point``; else the retraction at ``start`` of the mean of the projected
+    differences."""
+    k = len(points)
+    if hasattr(M, "exp") and hasattr(M, "log"):
+        c = start
+        for _ in range(_KARCHER_STEPS):
+            logs = [M.log(c, p) for p in points]
+            v = sum(logs) / k
+            c = M.exp(c, v)
+            # the mean logarithm is the Riemannian gradient of the mean squared distance
+            if M.norm(c, v) <= 1e-12 * max(M.norm(c, u) for u in logs):
+                break
+        return c
+    if hasattr(M, "closest_point"):
+        return M.closest_point(sum(points) / k)
+    return M.retraction(start, sum(M.projection(start, p - start) for p in points) / k)
+
+
+def start_points(M, points, name, low, high=None):
+    """The user's starting population ``points`` (a sequence of at least ``low`` and at
+    most ``high`` points of ``M``), each checked and copied, no two equal."""
+    if isinstance(points, np.ndarray) and points.shape[1:] == M.shape:
+        points = list(points)
+    if not isinstance(points, (list, tuple)):
+        raise TypeError(f"{name} must be a list of points of {M!r}, got "
+                        f"{type(points).__name__}")
+    if len(points) < low or (high is not None and len(points) > high):
+        size = f"{low}" if high == low else f"at least {low}"
+        raise ValueError(f"{name} must hold {size} points of {M!r} (dim = {M.dim}), got "
+                         f"{len(points)}")
+    out = [M.validate_point(p, f"{name}[{i}]") for i, p in enumerate(points)]
+    for i in range(len(out)):
+        for j in range(i):
+            if np.array_equal(out[i], out[j]):
+                raise ValueError(f"{name}[{i}] equals {name}[{j}]: the points must differ")
+    return out
+
+
+def check_budget(max_fev, default):
+    """``max_fev``, at least 1, or ``default`` for ``None``."""
+    return default if max_fev is None else check_int("max_fev", max_fev, low=1)
+
+
+class MaxEvaluations(Criterion):
+    """``MAXITER`` once the run has made ``max_fev`` cost evaluations (tested between
+    iterations: an iteration started below the budget finishes)."""
+
+    def __init__(self, max_fev):
+        self.max_fev = max_fev
+
+    def __call__(self, s, watch):
+        if watch.counts()[0] >= self.max_fev:
+            return Status.MAXITER, (f"Maximum number of cost evaluations (max_fev = "
+                                    f"{self.max_fev}) reached; {s.measure} "
+                                    f"{s.stationarity:.3e}.")
+        return None
