@@ -2,7 +2,8 @@
 :class:`Grassmann`, :class:`Orthogonal` and :class:`SPD` (the last five with ``k=`` copies);
 :class:`Product`, :class:`Oblique`, :class:`Elliptope`, :class:`PSDFixedRank`,
 :class:`FixedRankEmbedded`, :class:`PoincareBall`, :class:`Positive`, :class:`Symmetric`,
-:class:`SkewSymmetric`; and the complex manifolds.
+:class:`SkewSymmetric`, :class:`Multinomial`, :class:`Hyperboloid`,
+:class:`SpecialEuclidean`; and the complex manifolds.
 
 Method names follow pymanopt: ``inner_product, norm, projection,
 euclidean_to_riemannian_gradient, retraction, transport, random_point,
@@ -22,6 +23,8 @@ _NAMES = {
     "Symmetric": "._vector_spaces", "SkewSymmetric": "._vector_spaces",
     "ComplexCircle": "._complex", "UnitaryGroup": "._complex", "ComplexGrassmann": "._complex",
     "HermitianPositiveDefinite": "._complex",
+    "Multinomial": "._multinomial", "Hyperboloid": "._hyperbolic",
+    "SpecialEuclidean": "._special_euclidean",
 }
 
 #: what the other parts of jitopt use that is not public: the QR factor and retraction, the

@@ -1,4 +1,4 @@
-"""The Poincaré ball model of hyperbolic space."""
+"""Hyperbolic space: the Poincaré ball and the hyperboloid (Lorentz) models."""
 
 import numpy as np
 
@@ -6,7 +6,7 @@ from ..validation import check_rng
 from ._base import Manifold
 from ._oblique import _sizes
 
-__all__ = ["PoincareBall"]
+__all__ = ["PoincareBall", "Hyperboloid"]
 
 #: points stay at least this far inside the unit sphere (1 - ||x||^2 stays accurate)
 _MARGIN = 1e-10
@@ -121,3 +121,143 @@ class PoincareBall(Manifold):
     def _off_manifold(self, x, atol):
         r = float(np.linalg.norm(x))
         return f"||x|| = {r:.6g} is not below 1" if r >= 1.0 else ""
+
+
+def _minkowski(u, v):
+    return float(u[1:] @ v[1:] - u[0] * v[0])
+
+
+class Hyperboloid(Manifold):
+    r"""Hyperbolic space of dimension :math:`n` (curvature :math:`-1`) in the hyperboloid
+    (Lorentz) model :math:`\{x \in \mathbb R^{n+1} : \langle x, x\rangle_L = -1,\ x_0 > 0\}`,
+    the time coordinate first.
+
+    With the Minkowski product :math:`\langle u, v\rangle_L = -u_0v_0 + \sum_{i\ge1}
+    u_iv_i` and :math:`J = \mathrm{diag}(-1, 1, \dots, 1)`: tangent vectors satisfy
+    :math:`\langle x, u\rangle_L = 0`, the metric is :math:`\langle u, v\rangle_L`,
+    :math:`\operatorname{grad} f = \Pi_x(JG)` with :math:`\Pi_x(u) = u + \langle x,
+    u\rangle_L\,x`, :math:`\operatorname{Hess} f[u] = \Pi_x(JH) + (x^\top G)\,u`,
+    :math:`\exp_x(u) = \cosh\|u\|\,x + \sinh\|u\|\,u/\|u\|` (also the retraction),
+    :math:`\log_x(y) = (d/\sinh d)\,\Pi_x(y)`, :math:`d(x, y) =
+    \operatorname{arccosh}(-\langle x, y\rangle_L)` and the parallel transport
+    :math:`u + \langle y, u\rangle_L/(1 - \langle x, y\rangle_L)\,(x + y)`.
+    ``projection`` is the Frobenius-orthogonal projection onto the tangent space, as for
+    every jitopt manifold.
+
+    Coordinates grow like :math:`e^{d}` with the distance :math:`d` from the origin
+    :math:`(1, 0, \dots, 0)`, and Minkowski products cancel there. So the metric of tangent
+    vectors is computed from their space parts alone (:math:`\langle u, v\rangle =
+    (\bar u^\top \bar v + \|\bar x\|^2\,\bar u_\perp^\top \bar v_\perp)/x_0^2`, with
+    :math:`\bar u_\perp` the part of :math:`\bar u` orthogonal to :math:`\bar x`), the
+    time coordinate of a retracted point is recomputed as :math:`x_0 = (1 +
+    \|\bar x\|^2)^{1/2}`, short distances as :math:`2\operatorname{arsinh}(\|x -
+    y\|_L/2)`, and ``check_point`` tests :math:`|\langle x, x\rangle_L + 1| \le`
+    ``atol`` :math:`\max(1, \|x\|^2)`. The map :meth:`to_ball` (:meth:`from_ball` back)
+    is an isometry onto :class:`PoincareBall`; far from the origin, where the ball's
+    :math:`1 - \|b\|^2` underflows, this model keeps its accuracy longer.
+
+    Parameters
+    ----------
+    n : int
+        Dimension (points have ``n + 1`` coordinates).
+
+    References
+    ----------
+    Manopt's ``hyperbolicfactory``; M. Nickel and D. Kiela, "Learning continuous
+    hierarchies in the Lorentz model of hyperbolic geometry", ICML (2018).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.manifolds import Hyperboloid, PoincareBall
+    >>> H = Hyperboloid(2)
+    >>> x, y = H.random_point(0), H.random_point(1)
+    >>> bool(np.isclose(H.dist(x, y), PoincareBall(2).dist(H.to_ball(x), H.to_ball(y))))
+    True
+    """
+
+    def __init__(self, n):
+        n, _ = _sizes("Hyperboloid", n, 1, ("n", "n"))
+        self.n = n
+        super().__init__(f"Hyperboloid({n})", (n + 1,), n)
+
+    def inner_product(self, x, u, v):
+        xs, us, vs = x[1:], u[1:], v[1:]
+        xx = xs @ xs
+        if xx == 0.0:
+            return float(us @ vs)
+        ou = us - (xs @ us / xx) * xs
+        ov = vs - (xs @ vs / xx) * xs
+        return float((us @ vs + xx * (ou @ ov)) / (1.0 + xx))
+
+    def projection(self, x, u):
+        jx = np.array(x, dtype=float)
+        jx[0] = -jx[0]
+        return u - (jx @ u / (x @ x)) * jx
+
+    def _minkowski_projection(self, x, u):
+        return u + _minkowski(x, u) * x
+
+    def euclidean_to_riemannian_gradient(self, x, egrad):
+        jg = np.array(egrad, dtype=float)
+        jg[0] = -jg[0]
+        return self._minkowski_projection(x, jg)
+
+    def euclidean_to_riemannian_hessian(self, x, egrad, ehess, u):
+        return self.euclidean_to_riemannian_gradient(x, ehess) + (x @ egrad) * u
+
+    def _on_sheet(self, y):
+        """``y`` with its time coordinate recomputed from the space part."""
+        y = np.array(y, dtype=float)
+        y[0] = np.sqrt(1.0 + y[1:] @ y[1:])
+        return y
+
+    def exp(self, x, u):
+        nu = self.norm(x, u)
+        if nu == 0.0:
+            return np.array(x, dtype=float)
+        return self._on_sheet(np.cosh(nu) * x + (np.sinh(nu) / nu) * u)
+
+    retraction = exp
+
+    def dist(self, x, y):
+        z = -_minkowski(x, y)
+        if z > 2.0:
+            return float(np.arccosh(z))
+        w = x - y  # a spacelike chord: its Minkowski norm is 2 sinh(d/2)
+        return float(2.0 * np.arcsinh(0.5 * np.sqrt(max(_minkowski(w, w), 0.0))))
+
+    def log(self, x, y):
+        d = self.dist(x, y)
+        v = self._minkowski_projection(x, y)
+        return v * (d / np.sinh(d)) if d > 0.0 else np.zeros(self.shape)
+
+    def transport(self, x1, x2, u):
+        return u + (_minkowski(x2, u) / (1.0 - _minkowski(x1, x2))) * (x1 + x2)
+
+    def random_point(self, rng=None):
+        """The point over a standard normal space part."""
+        return self._on_sheet(np.r_[0.0, check_rng(rng).standard_normal(self.n)])
+
+    def closest_point(self, x):
+        """The point with the space part of ``x``."""
+        return self._on_sheet(x)
+
+    def to_ball(self, x):
+        r"""The point of :class:`PoincareBall` (``n``) that ``x`` maps to,
+        :math:`\bar x/(1 + x_0)`."""
+        return x[1:] / (1.0 + x[0])
+
+    def from_ball(self, b):
+        r"""The point that the point ``b`` of :class:`PoincareBall` (``n``) maps to,
+        :math:`(1 + \|b\|^2, 2b)/(1 - \|b\|^2)`."""
+        bb = b @ b
+        return self._on_sheet(np.r_[1.0 + bb, 2.0 * b] / (1.0 - bb))
+
+    def _off_manifold(self, x, atol):
+        if not x[0] > 0:
+            return f"x[0] = {x[0]:.6g} is not positive (the lower sheet)"
+        gap = abs(_minkowski(x, x) + 1.0)
+        if gap > atol * max(1.0, float(x @ x)):
+            return f"|<x, x>_L + 1| = {gap:.3e} > atol * max(1, ||x||^2)"
+        return ""
