@@ -7,7 +7,7 @@ import pytest
 
 import jitopt
 from jitopt import Status
-from jitopt.manifolds import Sphere, Stiefel
+from jitopt.manifolds import Hyperboloid, Multinomial, Sphere, Stiefel
 from jitopt.solvers import nelder_mead, particle_swarm
 
 A = np.diag([1.0, 2.0, 4.0, 7.0])
@@ -162,3 +162,14 @@ def test_a_nan_cost_ends_the_run_with_the_best_point():
         res = solver(jitopt.Problem(Sphere(4), calls), np.full(4, 0.5), rng=0)
         assert res.status == Status.NONFINITE and not res.success
         assert np.isfinite(res.fun) and res.fun <= 0.25 * A.trace()
+
+
+@pytest.mark.parametrize("manifold", [Multinomial(3), Hyperboloid(2), Stiefel(3, 2)], ids=str)
+def test_nelder_mead_finds_a_target_point_on_other_manifolds(manifold):
+    """The squared distance (Frobenius on Stiefel) to a point is least at that point: the
+    Karcher centroid (exp and log) and the fallbacks (closest point, projection)."""
+    target = manifold.random_point(7)
+    problem = jitopt.Problem(manifold, lambda x: float(np.sum((x - target) ** 2)))
+    res = nelder_mead(problem, rng=1)
+    assert res.success, res.message
+    assert np.linalg.norm(res.x - target) <= 1e-6

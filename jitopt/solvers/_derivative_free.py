@@ -44,7 +44,7 @@ def centroid(M, points, start):
             v = sum(logs) / k
             c = M.exp(c, v)
             # the mean logarithm is the Riemannian gradient of the mean squared distance
-            if M.norm(c, v) <= 1e-12 * max(M.norm(c, u) for u in logs):
+            if M.norm(c, v) <= 1e-8 * max(M.norm(c, u) for u in logs):
                 break
         return c
     if hasattr(M, "closest_point"):
