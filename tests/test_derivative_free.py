@@ -173,3 +173,14 @@ def test_nelder_mead_finds_a_target_point_on_other_manifolds(manifold):
     res = nelder_mead(problem, rng=1)
     assert res.success, res.message
     assert np.linalg.norm(res.x - target) <= 1e-6
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_bad_start_is_refused_before_the_run(solver):
+    problem = jitopt.Problem(Sphere(4), lambda x: x @ A @ x)
+    with pytest.raises(ValueError, match="x0 is not a point of Sphere"):
+        solver(problem, np.ones(4))
+    with pytest.raises(ValueError, match="x0 must have shape"):
+        solver(problem, np.ones(3) / np.sqrt(3))
+    with pytest.raises(TypeError, match="rng"):
+        solver(problem, rng="seed")
