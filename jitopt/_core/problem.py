@@ -101,11 +101,11 @@ class Problem(BaseProblem):
         ``egrad(x) -> ndarray``, the Euclidean gradient of (any smooth extension of) the
         cost, of shape ``manifold.shape``. Solvers turn it into the Riemannian gradient with
         ``manifold.euclidean_to_riemannian_gradient``. Every method needs it but the
-        derivative-free ones (``nelder_mead``, ``particle_swarm``), which take a cost alone;
-        the others refuse a problem without it with a ``TypeError``. ``"jax"``: differentiate ``cost``,
-        written with ``jax.numpy``, by JAX (the extra ``jitopt[jax]``; the fused
-        ``cost_and_egrad`` then comes from ``jax.value_and_grad``; see
-        :doc:`/theory/autodiff`).
+        derivative-free ones (``nelder_mead``, ``particle_swarm``), which take a cost
+        alone; the others refuse a problem without it with a ``TypeError``. ``"jax"``:
+        differentiate ``cost``, written with ``jax.numpy``, by JAX (the extra
+        ``jitopt[jax]``; the fused ``cost_and_egrad`` then comes from
+        ``jax.value_and_grad``; see :doc:`/theory/autodiff`).
     cost_and_egrad : callable, optional
         ``cost_and_egrad(x) -> (float, ndarray)``, both at once when they share work (for
         PCA both need ``A @ x``). Solvers use it when they need both at the same point.

@@ -34,10 +34,11 @@ class Multinomial(Manifold):
     sphere of radius 2, so a column's distance is :math:`2\arccos\sum_i \sqrt{p_i q_i}`
     (computed as :math:`4\arcsin(\|\sqrt p - \sqrt q\|/2)`; the columns combine as
     :math:`(\sum_j d_j^2)^{1/2}`), and ``exp``, ``log`` and the (parallel) ``transport``
-    are the sphere's through that map. Some authors scale the metric by 1/4 and get :math:`\arccos\sum_i\sqrt{p_iq_i}`.
-    The manifold is not complete: a geodesic leaves the open simplex after a length
-    :meth:`injectivity_radius` :math:`= 2\arcsin\sqrt{\min_i x_i}`, where ``exp`` is no
-    longer a point; the retraction always is.
+    are the sphere's through that map. Some authors scale the metric by 1/4 and get
+    :math:`\arccos\sum_i\sqrt{p_iq_i}`. The manifold is not complete: a geodesic leaves
+    the open simplex after a length :meth:`injectivity_radius` :math:`=
+    2\arcsin\sqrt{\min_i x_i}`, where ``exp`` is no longer a point; the retraction always
+    is.
 
     Parameters
     ----------
