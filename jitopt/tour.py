@@ -134,9 +134,9 @@ def derivative_free():
     A = np.diag([1.0, 2.0, 3.0, 5.0, 8.0])
     problem = Problem(manifolds.Sphere(5), lambda x: x @ A @ x, fopt=1.0)
     runs = [solver(problem, rng=1) for solver in (solvers.nelder_mead, solvers.particle_swarm)]
-    return ("nelder_mead/particle_swarm", "Rayleigh quotient on Sphere(5), no gradient",
+    return ("nelder_mead", "Rayleigh, Sphere(5), no grad. (+swarm)",
             f"{'converged' if all(r.success for r in runs) else 'FAILED'}, "
-            f"{' / '.join(str(r.nfev) for r in runs)} costs",
+            f"{' / '.join(str(r.nfev) for r in runs)} fev",
             max(abs(r.fun - problem.fopt) for r in runs), "abs. gap")
 
 
