@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Mapping
 
 from ..manifolds import FixedRankEmbedded
+from .docs import fill_common_options
 from .problem import BaseProblem, Problem
 from .result import OptimizeResult
 from .scipy_api import checked_start, known_options, minimize_function, set_tol
@@ -133,7 +134,8 @@ def _check_takes(method, problem):
                         f"{method.name!r}, got a {type(problem).__name__}{others}")
 
 
-def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=None):
+def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=None,
+                    doc=None):
     """Decorator registering a solver function under ``name``: ``@register_method("rgd")``.
 
     The solver must have the signature ``solver(problem, x0=None, *, <options>, maxiter,
@@ -144,6 +146,11 @@ def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=Non
     start, bad arguments, propagate). The decorator returns the solver wrapped so that it
     refuses other problem types with a ``TypeError`` and a result of another type with a
     ``TypeError`` naming the method.
+
+    The solver's docstring has the line ``{common options}`` where its Parameters section
+    describes ``callback, history, disp, rng``: the registered solver's docstring has
+    there the entries of :func:`jitopt._core.docs.common_options`, with the method's
+    particulars ``doc`` (a dict of its keywords).
     """
 
     def decorator(solver):
@@ -161,6 +168,7 @@ def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=Non
                                 f"OptimizeResult")
             return res
 
+        run.__doc__ = fill_common_options(solver.__doc__, name, **(doc or {}))
         method = Method(name, run, problem_type, tol_option, manifolds)
         _METHODS[name] = method
         return run
