@@ -67,3 +67,27 @@ def test_the_validator_flags_a_bare_function():
 
     codes = {p.split()[0] for p in problems(undocumented)}
     assert {"PR01", "RT01", "EX01"} <= codes
+
+
+def test_every_method_describes_the_common_options_with_the_shared_text():
+    import jitopt
+    from jitopt._core.docs import common_options
+
+    heads = [line for line in common_options().splitlines() if not line.startswith(" " * 8)]
+    for name in jitopt.available_methods():
+        doc = jitopt.get_method(name).__doc__
+        assert "{common options}" not in doc, name
+        assert all(head in doc.splitlines() for head in heads), name
+        text = " ".join(doc.split())
+        assert "else ``callback(xk)``; raise :class:`StopIteration` to stop" in text, name
+        assert "the common columns ``iteration, time, fun, stationarity, nfev" in text, name
+
+
+def test_a_method_without_the_common_options_line_is_refused():
+    from jitopt._core.docs import fill_common_options
+
+    with pytest.raises(ValueError, match="'mine'.*common options"):
+        fill_common_options("Solve.\n\n    Parameters\n    ----------\n", "mine")
+    filled = fill_common_options("    x : int\n        X.\n    {common options}\n", "mine",
+                                 unit="sweep", rng="Unused.")
+    assert "Record a row per sweep" in filled and filled.endswith("        Unused.\n")

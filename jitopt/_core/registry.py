@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Mapping
 
 from ..manifolds import FixedRankEmbedded
+from .docs import fill_common_options
 from .problem import BaseProblem, Problem
 from .result import OptimizeResult
 from .scipy_api import checked_start, known_options, minimize_function, set_tol
@@ -151,7 +152,7 @@ def _check_takes(method, problem):
 
 
 def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=None,
-                    derivative_free=False):
+                    doc=None, derivative_free=False):
     """Decorator registering a solver function under ``name``: ``@register_method("rgd")``.
 
     The solver must have the signature ``solver(problem, x0=None, *, <options>, maxiter,
@@ -163,6 +164,11 @@ def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=Non
     refuses other problem types with a ``TypeError`` (and a problem without a gradient,
     naming ``egrad``, unless the method is ``derivative_free``: it calls the cost only) and a
     result of another type with a ``TypeError`` naming the method.
+
+    The solver's docstring has the line ``{common options}`` where its Parameters section
+    describes ``callback, history, disp, rng``: the registered solver's docstring has
+    there the entries of :func:`jitopt._core.docs.common_options`, with the method's
+    particulars ``doc`` (a dict of its keywords).
     """
 
     def decorator(solver):
@@ -180,6 +186,7 @@ def register_method(name, problem_type=Problem, tol_option="gtol", manifolds=Non
                                 f"OptimizeResult")
             return res
 
+        run.__doc__ = fill_common_options(solver.__doc__, name, **(doc or {}))
         method = Method(name, run, problem_type, tol_option, manifolds, derivative_free)
         _METHODS[name] = method
         return run

@@ -102,7 +102,11 @@ def half_variance(problem, x, batch_h):
 # the solver
 # --------------------------------------------------------------------------------------
 
-@register_method("online_dca", DCProblem, tol_option="tol")
+@register_method("online_dca", DCProblem, tol_option="tol", doc=dict(
+    history=", and ``step``, ``n_g``, ``n_h`` (the sizes used at the iteration), ``samples`` "
+            "(drawn so far) and ``gap`` (the subproblem's duality gap, NaN for cvxpy); row 0 is "
+            "the start",
+    rng="Passed (as a Generator) to the samplers; same seed, same result."))
 def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c_g=1.0,
                c_h=1.0, alpha_g=0.49, alpha_h=0.95, rho=0.0, schedule_g=2.1, schedule_h=1.1,
                theta=1.0, floor=0.01, subproblem_tol=1e-10, solver="auto", maxiter=1000,
@@ -200,15 +204,7 @@ def online_dca(problem, x0=None, *, mu=1.0, rule="adaptive", n0=10, n0_h=None, c
     tol : float
         Stop (``Status.CONVERGED``) when a step :math:`\|x_{t+1} - x_t\|` is at most
         ``tol``.
-    callback : callable, optional
-        ``callback(intermediate_result)`` or ``callback(xk)`` after each iteration; raise
-        :class:`StopIteration` to stop (``Status.CALLBACK``).
-    history : bool
-        Record per-iteration arrays in ``result.history``.
-    disp : bool
-        Print progress.
-    rng : int or numpy.random.Generator, optional
-        Passed (as a Generator) to the samplers; same seed, same result.
+    {common options}
 
     Returns
     -------

@@ -36,7 +36,14 @@ __all__ = ["evi"]
 _LEARNERS = {"rm+": _k.LEARNER_RMP, "prm+": _k.LEARNER_PRMP, "hedge": _k.LEARNER_HEDGE}
 
 
-@register_method("evi", VIProblem, tol_option="tol")
+@register_method("evi", VIProblem, tol_option="tol", doc=dict(
+    unit="gap check",
+    fields="``x`` (the mean of the current mixture), ``fun`` and ``stationarity`` (its "
+           "certified gap) and ``nit`` (the rounds)",
+    history=", and ``gap_con`` (the constant-deviation gap); ``fun`` and ``stationarity`` are "
+            "the certified gap (NaN at iteration 0, before any round) and ``nfev`` counts the "
+            "operator calls",
+    rng="Seed of the random first point."))
 def evi(problem, x0=None, *, deviations="linear", method="ggm", learner="rm+",
         weighting="linear", check_every=50, reweight=False, reweight_max=None, maxiter=20000,
         max_time=np.inf, tol=1e-3, callback=None, history=False, disp=False, rng=None):
@@ -106,18 +113,7 @@ def evi(problem, x0=None, *, deviations="linear", method="ggm", learner="rm+",
         Maximum wall-clock seconds (checked before the rounds up to each gap check).
     tol : float
         Target gap :math:`\varepsilon > 0` of the deviations chosen.
-    callback : callable, optional
-        At every gap check: ``callback(intermediate_result)`` (``x`` the mean of the current
-        mixture, ``fun`` and ``stationarity`` its certified gap, ``nit`` the rounds) or
-        ``callback(xk)``; raise :class:`StopIteration` to stop.
-    history : bool
-        Record the gap checks in ``result.history``: ``fun`` and ``stationarity`` the
-        certified gap, ``gap_con`` the constant-deviation gap (iteration 0, before any
-        round, has NaN gaps), ``nfev`` the operator calls.
-    disp : bool
-        Print progress.
-    rng : int or numpy.random.Generator, optional
-        Seed of the random first point.
+    {common options}
 
     Returns
     -------

@@ -13,7 +13,10 @@ from ._derivative_free import (MaxEvaluations, centroid, check_budget, distance,
 __all__ = ["nelder_mead"]
 
 
-@register_method("nelder_mead", tol_option="tol", derivative_free=True)
+@register_method("nelder_mead", tol_option="tol", derivative_free=True, doc=dict(
+    history=", and ``spread`` (the cost spread of the simplex)",
+    rng="Seed of the random start and of the tangent basis of the starting simplex; same "
+        "seed, same result."))
 def nelder_mead(problem, x0=None, *, simplex=None, step=None, reflection=1.0, expansion=2.0,
                 contraction=0.5, shrink=0.5, tol=1e-8, ftol=1e-8, f_target=None,
                 max_fev=None, maxiter=None, max_time=np.inf, callback=None, history=False,
@@ -72,11 +75,7 @@ def nelder_mead(problem, x0=None, *, simplex=None, step=None, reflection=1.0, ex
         Maximum number of iterations; default pymanopt's :math:`\max(2000, 4d)`.
     max_time : float
         Maximum wall-clock seconds.
-    callback, history, disp
-        As in every method (:doc:`/theory/interface`); the history has the column
-        ``spread``, the cost spread of the simplex.
-    rng : int or numpy.random.Generator, optional
-        Seed of the random start and the tangent basis: the same seed gives the same run.
+    {common options}
 
     Returns
     -------

@@ -12,7 +12,10 @@ from ._derivative_free import MaxEvaluations, check_budget, inverse_retraction, 
 __all__ = ["particle_swarm"]
 
 
-@register_method("particle_swarm", tol_option="tol", derivative_free=True)
+@register_method("particle_swarm", tol_option="tol", derivative_free=True, doc=dict(
+    unit="iteration (a move of the whole swarm)",
+    rng="Seed of the random particles, their first velocities (random unit tangent "
+        "vectors) and the draws :math:`r_1, r_2`; same seed, same result."))
 def particle_swarm(problem, x0=None, *, swarm=None, swarm_size=None, inertia=None,
                    nostalgia=1.4, social=1.4, tol=1e-6, f_target=None, max_fev=None,
                    maxiter=None, max_time=np.inf, callback=None, history=False, disp=False,
@@ -77,11 +80,7 @@ def particle_swarm(problem, x0=None, *, swarm=None, swarm_size=None, inertia=Non
         Maximum number of iterations; default pymanopt's :math:`\max(500, 4d)`.
     max_time : float
         Maximum wall-clock seconds.
-    callback, history, disp
-        As in every method (:doc:`/theory/interface`).
-    rng : int or numpy.random.Generator, optional
-        Seed of the random particles, their first velocities (random unit tangent vectors)
-        and the draws :math:`r_1, r_2`: the same seed gives the same run.
+    {common options}
 
     Returns
     -------

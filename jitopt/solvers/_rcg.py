@@ -36,7 +36,8 @@ def _beta(rule, M, x, g_new, gg_old, g_moved, d_moved, gnorm_old):
     return beta if np.isfinite(beta) else 0.0
 
 
-@register_method("rcg", tol_option="gtol")
+@register_method("rcg", tol_option="gtol",
+                 doc=dict(history=", and ``step`` and ``beta`` (:math:`t_k, \\beta_k`)"))
 def rcg(problem, x0=None, *, beta="HS+", restart_threshold=np.inf, c1=1e-4, c2=0.1,
         approximate=True, gtol=1e-6, f_target=None, maxiter=1000, max_time=np.inf,
         min_step=1e-12, callback=None, history=False, disp=False, rng=None):
@@ -86,16 +87,7 @@ def rcg(problem, x0=None, *, beta="HS+", restart_threshold=np.inf, c1=1e-4, c2=0
     min_step : float
         Stop with ``Status.SMALL_STEP`` when an accepted step :math:`t_k\|d_k\|` is below
         this and did not lower the cost.
-    callback : callable, optional
-        ``callback(intermediate_result)`` or ``callback(xk)`` after each iteration; raise
-        :class:`StopIteration` to stop.
-    history : bool
-        Record per-iteration arrays in ``result.history`` (extra columns ``step`` and
-        ``beta``).
-    disp : bool
-        Print progress.
-    rng : int or numpy.random.Generator, optional
-        Seed of the random starting point (used only when ``x0`` is omitted).
+    {common options}
 
     Returns
     -------

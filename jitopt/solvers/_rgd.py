@@ -81,15 +81,7 @@ def rgd(problem, x0=None, *, gtol=1e-6, f_target=None, maxiter=1000, max_time=np
     nonmonotone : float
         :math:`\eta \in [0, 1)` of the nonmonotone reference value (``step="bb"`` only;
         0 gives the monotone test).
-    callback : callable, optional
-        ``callback(intermediate_result)`` (an :class:`~jitopt.OptimizeResult` with ``x, fun,
-        stationarity, nit``) or ``callback(xk)``; raise :class:`StopIteration` to stop.
-    history : bool
-        Record per-iteration arrays in ``result.history``.
-    disp : bool
-        Print progress.
-    rng : int or numpy.random.Generator, optional
-        Seed for the random starting point.
+    {common options}
 
     Returns
     -------

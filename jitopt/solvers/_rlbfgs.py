@@ -13,7 +13,11 @@ from ._riemannian_kernels import PairMemory
 __all__ = ["rlbfgs"]
 
 
-@register_method("rlbfgs", tol_option="gtol")
+@register_method("rlbfgs", tol_option="gtol", doc=dict(
+    unit="iteration (accepted step)",
+    history=r", and ``step`` (the accepted :math:`t_k`), ``pairs`` (pairs stored) and "
+            r"``min_curvature`` (the least :math:`\langle s_i, y_i\rangle/(\|s_i\|\|y_i\|)` of "
+            r"the stored pairs, NaN without pairs)"))
 def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, approximate=True,
            transport="isometric", gtol=1e-6, f_target=None, maxiter=1000, max_time=np.inf,
            callback=None, history=False, disp=False, rng=None):
@@ -82,18 +86,7 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
         Maximum number of iterations (accepted steps).
     max_time : float
         Maximum wall-clock seconds.
-    callback : callable, optional
-        ``callback(intermediate_result)`` or ``callback(xk)`` after each iteration; raise
-        :class:`StopIteration` to stop.
-    history : bool
-        Record per-iteration arrays in ``result.history``, with the extra columns
-        ``step`` (the accepted :math:`t_k`), ``pairs`` (pairs stored) and
-        ``min_curvature`` (the least :math:`\langle s_i, y_i\rangle/(\|s_i\|\|y_i\|)` of
-        the stored pairs, NaN without pairs).
-    disp : bool
-        Print progress.
-    rng : int or numpy.random.Generator, optional
-        Seed of the random starting point (used only when ``x0`` is omitted).
+    {common options}
 
     Returns
     -------

@@ -56,7 +56,14 @@ def _scheduled(step, k):
     return eta
 
 
-@register_method("rsdm", tol_option="gtol", manifolds=(Stiefel, Grassmann))
+@register_method("rsdm", tol_option="gtol", manifolds=(Stiefel, Grassmann), doc=dict(
+    unit="block step",
+    history=" (``stationarity`` NaN between checks, ``fun`` NaN where the cost is not known: "
+            "stochastic variant)",
+    disp="at each stationarity check",
+    rng="Seed of the samplings (and of the random start); same seed, same result. The "
+        "default ``None`` is the seed 0, so that two runs with the same arguments take the "
+        "same steps; pass another seed (or a Generator) for another sampling."))
 def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
          batch_size=None, gtol=1e-6, f_target=None, maxiter=100_000, max_time=np.inf,
          check_every=100, stall_steps=1000, stall_tol=1e-15, initial_step=None,
@@ -171,18 +178,7 @@ def rsdm(problem, x0=None, *, r=None, sampling="permutation", step="armijo",
     min_step : float
         A block whose trial step :math:`\eta\|\Omega\|_F` falls below this without passing
         the Armijo test is skipped (the point is left unchanged).
-    callback : callable, optional
-        ``callback(intermediate_result)`` or ``callback(xk)``, after every step; raise
-        :class:`StopIteration` to stop.
-    history : bool
-        Record per-step arrays in ``result.history``; ``stationarity`` is NaN between checks,
-        and ``fun`` is NaN where the cost is not known (stochastic variant).
-    disp : bool
-        Print progress at the checks.
-    rng : int or numpy.random.Generator, optional
-        Seed of the samplings (and of the random start); same seed, same result. The
-        default ``None`` is the seed 0, so that two runs with the same arguments take the
-        same steps; pass another seed (or a Generator) for another sampling.
+    {common options}
 
     Returns
     -------

@@ -62,7 +62,10 @@ def _tcg(chart, g, gnorm, hess, delta, kappa, theta, mininner, maxinner):
     return eta, h_eta, "maxinner", maxinner
 
 
-@register_method("rtr", tol_option="gtol")
+@register_method("rtr", tol_option="gtol", doc=dict(
+    unit="outer iteration",
+    history=", and ``delta`` (the radius used), ``rho``, ``inner`` (tCG iterations) and "
+            "``accepted``"))
 def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0.1,
         rho_regularization=1e3, kappa=0.1, theta=1.0, mininner=1, maxinner=None,
         fd_step=2.0 ** -14, gtol=1e-6, f_target=None, maxiter=1000, max_time=np.inf,
@@ -133,16 +136,7 @@ def rtr(problem, x0=None, *, hess=None, delta_bar=None, delta0=None, rho_prime=0
         Maximum number of outer iterations (accepted and rejected steps).
     max_time : float
         Maximum wall-clock seconds.
-    callback : callable, optional
-        ``callback(intermediate_result)`` or ``callback(xk)`` after each outer iteration;
-        raise :class:`StopIteration` to stop.
-    history : bool
-        Record per-iteration arrays in ``result.history``, with the extra columns
-        ``delta`` (the radius used), ``rho``, ``inner`` (tCG iterations) and ``accepted``.
-    disp : bool
-        Print progress.
-    rng : int or numpy.random.Generator, optional
-        Seed of the random starting point (used only when ``x0`` is omitted).
+    {common options}
 
     Returns
     -------

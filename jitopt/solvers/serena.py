@@ -26,7 +26,14 @@ _POWERS = {"constant": 0.0, "decay": 1.0, "sqrt": 0.5, "cbrt": 1.0 / 3.0}
 _NO_BATCHES = np.zeros((0, 0), dtype=np.int64)
 
 
-@register_method("srge", FiniteSumProblem, tol_option="gtol")
+#: the particulars of srge's (and its presets') common options
+_SRGE_DOC = dict(
+    unit="checkpoint",
+    history=r", and ``passes`` (passes over the data so far) and ``step`` (:math:`\eta_t`)",
+    rng="Seed of the batches (and of ``x0`` when omitted): same seed, same iterates.")
+
+
+@register_method("srge", FiniteSumProblem, tol_option="gtol", doc=_SRGE_DOC)
 def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="auto",
          big_batch=None, beta=0.0, control_variate=False, independent=False,
          batch_size2=None, step_schedule="constant", step_decay=0.01,
@@ -122,10 +129,7 @@ def srge(problem, x0=None, *, step_size=None, batch_size=None, epoch_length="aut
         the kernel knows (``problem.manifold.kernel_code`` is not ``None``: sphere, Stiefel
         and Grassmann with the QR retraction, SPD with ``exp``); ``False`` always uses the
         Python loop. ``result.loop`` says which ran.
-    callback, history, disp
-        As in :func:`jitopt.solvers.rgd`; called and recorded at each checkpoint.
-    rng : int or numpy.random.Generator, optional
-        Seed of the batches (and of ``x0`` when omitted): same seed, same iterates.
+    {common options}
 
     Returns
     -------
@@ -353,8 +357,9 @@ _PRESET_DOC = """{title}
 
 
 def _srge_sections():
-    # The presets take srge's options: its Parameters and Returns sections, verbatim.
-    doc = srge.__doc__
+    # The presets take srge's options: its Parameters and Returns sections, verbatim (the
+    # common options filled in at their registration).
+    doc = srge.__wrapped__.__doc__
     return doc[doc.index("    Parameters\n"):doc.index("    References\n")]
 
 
@@ -374,7 +379,7 @@ def _preset(name, title, setting, ref, extra="", tol=1e-5, **preset):
     solver.__signature__ = sig.replace(parameters=[
         p.replace(default=preset[p.name]) if p.name in preset else p
         for p in sig.parameters.values()])
-    return register_method(name, FiniteSumProblem, tol_option="gtol")(solver)
+    return register_method(name, FiniteSumProblem, tol_option="gtol", doc=_SRGE_DOC)(solver)
 
 
 r_sgd = _preset(

@@ -92,7 +92,12 @@ def _check_step(step, lipschitz, variant, problem):
         step == "backtracking"
 
 
-@register_method("iht", Problem, tol_option="tol", manifolds=(Euclidean,))
+@register_method("iht", Problem, tol_option="tol", manifolds=(Euclidean,), doc=dict(
+    unit="iteration of the main run",
+    callback="A relaxed iterate is then pruned to ``k`` and not refitted.",
+    history=r", and ``step`` (the :math:`\eta` of each step); the refits and runs at ``k`` "
+            "after the main run add to the result's counts, not to the history",
+    rng="Seed of the minibatches and directions: same seed, same result."))
 def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
         selection="magnitude", step="auto", lipschitz=None, relax=1.0, refit=None,
         swap="auto", n_unconstrained=0, batch_size=10, batch_growth=1.1, n_directions=10,
@@ -211,17 +216,7 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
         Stop (``Status.CONVERGED``) when the support is unchanged and
         :math:`\|w_{t+1} - w_t\| \le \text{tol}\cdot\max(1, \|w_t\|)` (for the stochastic
         variant, once the batch is full); ``tol`` of :func:`jitopt.minimize`.
-    callback : callable, optional
-        ``callback(intermediate_result)`` or ``callback(xk)``, after each iteration of the
-        main run; raise :class:`StopIteration` to stop (``Status.CALLBACK``; a relaxed
-        iterate is then pruned to ``k`` and not refitted).
-    history, disp
-        As in :func:`jitopt.solvers.rgd`; ``history`` has a row per iteration of the main
-        run, with the column ``step`` (the :math:`\eta` of each step) besides the common
-        ones (the refits and runs at ``k`` after it add to the result's counts, not to the
-        history).
-    rng : int or numpy.random.Generator, optional
-        Seed of the minibatches and directions: same seed, same result.
+    {common options}
 
     Returns
     -------

@@ -13,7 +13,12 @@ from ._wdha_variants import WdhaOptions, wdha_paper, wdha_sharp
 __all__ = ["wdha"]
 
 
-@register_method("wdha", BarycenterProblem, tol_option="tol")
+@register_method("wdha", BarycenterProblem, tol_option="tol", doc=dict(
+    history=", and ``wasserstein_gradient``, ``max_h1_residual``, ``step_cells`` (the length "
+            "of the next barycenter step, in cells, tested against ``xtol``), ``dual_<i>`` and "
+            "``h1_residual_<i>`` (per input ``i``; zero for inputs of zero weight)",
+    disp="every few iterations (about 50 lines per run)",
+    rng="Accepted for the common interface; WDHA is deterministic."))
 def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=None,
          horizon=None, warm_start=None, coarsest=None, output=None, polish=None,
          polish_iters=10, order="gauss-seidel", sigma0=0.05, n_jobs=None,
@@ -139,19 +144,7 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
         Cap on the sub-samples per cell and axis in the pushforwards.
     max_time : float, optional
         Stop (``Status.MAXTIME``) after this many seconds.
-    callback : callable, optional
-        ``callback(intermediate_result)`` (with ``x, fun, stationarity, nit``) or
-        ``callback(xk)``, after each iteration; raise :class:`StopIteration` to stop
-        (``Status.CALLBACK``).
-    history : bool, default False
-        Record per-iteration arrays in ``result.history``: the common columns and
-        ``wasserstein_gradient``, ``max_h1_residual``, ``step_cells`` (the length of the
-        next barycenter step, in cells, tested against ``xtol``), ``dual_<i>`` and
-        ``h1_residual_<i>`` (per input ``i``; zero for inputs of zero weight).
-    disp : bool, default False
-        Print progress (about 50 lines per run).
-    rng : optional
-        Accepted for the common interface; WDHA is deterministic.
+    {common options}
 
     Returns
     -------
