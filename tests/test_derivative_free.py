@@ -184,3 +184,13 @@ def test_a_bad_start_is_refused_before_the_run(solver):
         solver(problem, np.ones(3) / np.sqrt(3))
     with pytest.raises(TypeError, match="rng"):
         solver(problem, rng="seed")
+
+
+def test_scipy_minimize_reaches_nelder_mead_without_a_gradient():
+    from scipy.optimize import minimize
+
+    cost = Calls(lambda x: x @ A @ x)
+    res = minimize(cost, np.full(4, 0.5), method=jitopt.get_method("nelder_mead"),
+                   options={"manifold": Sphere(4), "rng": 0})
+    assert res.success and abs(res.fun - 1.0) <= 1e-10
+    assert res.njev == 0 and res.nfev == cost.n
