@@ -20,7 +20,7 @@ METHODS = jitopt.available_methods()
 
 #: the case module of each method that does not use the Riemannian one
 CASES = {"iht": "cases_iht", "online_dca": "cases_dc", "evi": "cases_evi",
-         "wdha": "cases_wdha"}
+         "wdha": "cases_wdha", "ralm": "cases_constrained", "repm": "cases_constrained"}
 
 
 def case(method, fault=None, at=3):

@@ -29,6 +29,8 @@ METHOD_MODULES = {
     "evi": "jitopt.evi._evi",
     "iht": "jitopt.sparse._iht",
     "wdha": "jitopt.transport._wdha",
+    "ralm": "jitopt.solvers._ralm",
+    "repm": "jitopt.solvers._repm",
 }
 
 _METHODS = {}

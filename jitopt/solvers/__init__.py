@@ -5,7 +5,9 @@ lists them, ``jitopt.available_methods(problem)`` those that take ``problem``).
 ``rgd``, ``rlbfgs``, ``rcg``, ``rtr``, ``rsdm`` and the SERENA family minimize over
 manifolds; ``online_dca`` solves stochastic difference-of-convex problems
 (:class:`jitopt.problems.DCProblem`; it lives in ``jitopt.dc``) and ``evi`` expected
-variational inequalities (:class:`jitopt.problems.VIProblem`; it lives in ``jitopt.evi``). The sparse and barycenter methods live in :mod:`jitopt.sparse` and
+variational inequalities (:class:`jitopt.problems.VIProblem`; it lives in ``jitopt.evi``);
+``ralm`` and ``repm`` minimize over manifolds with constraints
+(:class:`jitopt.ConstrainedProblem`). The sparse and barycenter methods live in :mod:`jitopt.sparse` and
 :mod:`jitopt.transport`.
 """
 
@@ -19,6 +21,7 @@ _NAMES = {
                                      "r_svrrm", "r_hybrid_sgd")},
     "online_dca": "..dc",
     **{name: "..evi" for name in ("evi", "evi_gap", "EVIDomain", "ColumnGeneration")},
+    "ralm": "._ralm", "repm": "._repm",
 }
 
 #: RSDM's compiled block steps, documented as building blocks (docs/api/solvers.rst)
