@@ -13,7 +13,7 @@ __all__ = ["repm"]
 
 @register_method("repm", ConstrainedProblem, tol_option="gtol")
 def repm(problem, x0=None, *, smoothing="lqh", inner="rlbfgs", inner_maxiter=200,
-         inner_options=None, rho=1.0, theta_rho=0.3, u=0.1, u_min=1e-6, u_steps=30,
+         inner_options=None, rho=1.0, theta_rho=0.3, u=0.1, u_min=None, u_steps=30,
          rho_max=1e10, eps=1e-3, eps_min=None, eps_steps=30, min_step=1e-10, gtol=1e-6,
          ctol=1e-6, f_target=None, maxiter=300, max_time=np.inf, callback=None,
          history=False, disp=False, rng=None):
@@ -57,9 +57,11 @@ def repm(problem, x0=None, *, smoothing="lqh", inner="rlbfgs", inner_maxiter=200
     rho, theta_rho : float
         Initial penalty and its growth factor :math:`1/\theta_\rho`.
     u, u_min, u_steps : float, float, int
-        Initial smoothing :math:`u_0`, its floor and the number of outer iterations to
-        reach it (:math:`\theta_u = (u_{\min}/u_0)^{1/u_{\text{steps}}}`). The violation
-        of an active constraint settles near :math:`\mu^* u/\rho` (LQH).
+        Initial smoothing :math:`u_0`, its floor (default ``ctol``) and the number of
+        outer iterations to reach it (:math:`\theta_u = (u_{\min}/u_0)^{1/u_{\text{steps}}}`).
+        The violation of an active constraint settles near :math:`\mu^* u/\rho` (LQH),
+        and :math:`\rho` grows while the violation exceeds :math:`u`: a floor above
+        ``ctol`` would leave the violation above it.
     rho_max : float
         Cap of :math:`\rho`; reaching it with the violation above ``ctol`` ends the run
         with ``Status.INFEASIBLE``.
@@ -98,7 +100,7 @@ def repm(problem, x0=None, *, smoothing="lqh", inner="rlbfgs", inner_maxiter=200
     x, solver, inner_options = checked_setup(problem, x0, inner, inner_maxiter, inner_options,
                                              eps, eps_min, eps_steps, min_step, ctol, rng)
     u = check_real("u", u, low=0.0, low_open=True)
-    u_min = check_real("u_min", u_min, 0.0, u, True, False)
+    u_min = check_real("u_min", ctol if u_min is None else u_min, 0.0, u, True, False)
     penalty = (LQH if smoothing == "lqh" else LSE)(
         check_real("rho", rho, low=0.0, low_open=True),
         check_real("theta_rho", theta_rho, 0.0, 1.0, True, True), u, u_min,
