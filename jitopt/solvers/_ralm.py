@@ -160,8 +160,8 @@ class AugmentedLagrangian:
 
     def value(self, g, h):
         rho = self.rho
-        return 0.5 * rho * (float(np.sum((h + self.lam / rho) ** 2))
-                            + float(np.sum(np.maximum(0.0, self.mu / rho + g) ** 2)))
+        a, b = h + self.lam / rho, np.maximum(0.0, self.mu / rho + g)
+        return 0.5 * rho * float(a @ a + b @ b)
 
     def weights(self, g, h):
         return np.maximum(0.0, self.mu + self.rho * g), self.lam + self.rho * h
