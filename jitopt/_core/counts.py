@@ -155,10 +155,9 @@ class OracleCounts:
 
 class ConstraintCounts(OracleCounts):
     """:class:`OracleCounts` with the counters of the constraint oracles of a
-    :class:`~jitopt.ConstrainedProblem`: ``ncev``, evaluations of the constraint values at
-    a point (all of :math:`g` and :math:`h` in one call), and ``ncjev``, evaluations of a
-    weighted sum of constraint gradients :math:`\\sum_i w_i \\nabla g_i + \\sum_j v_j
-    \\nabla h_j` (one per call, whatever the number of constraints).
+    :class:`~jitopt.problems.ConstrainedProblem`: ``ncev``, the points at which the user's
+    constraint values were evaluated (``ineq`` and ``eq`` together), and ``ncjev``, the
+    points at which their gradient oracles were (one weighted sum of all the gradients).
 
     Examples
     --------

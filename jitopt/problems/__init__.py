@@ -2,8 +2,9 @@
 
 The problem types beyond :class:`jitopt.Problem` and :class:`jitopt.FiniteSumProblem`:
 stochastic difference-of-convex problems (:class:`StreamProblem`, :class:`DCProblem` and the
-penalties), constrained problems on manifolds (:class:`ConstrainedProblem`), variational inequalities (:class:`VIProblem` and its operators) and Wasserstein
-barycenters (:class:`BarycenterProblem`). The ready-made problems have compiled oracles and
+penalties), constrained problems on manifolds (:class:`ConstrainedProblem`, also
+``jitopt.ConstrainedProblem``), variational inequalities (:class:`VIProblem` and its
+operators) and Wasserstein barycenters (:class:`BarycenterProblem`). The ready-made problems have compiled oracles and
 known optima (``problem.fopt``, ``problem.xopt``), used by the tour, the tests, the docs and
 the benchmarks. Nothing here imports a solver."""
 

@@ -92,7 +92,7 @@ class ConstrainedProblem(BaseProblem):
         The domain.
     cost, egrad, cost_and_egrad
         The cost :math:`f` and its Euclidean gradient, as for :class:`~jitopt.Problem`
-        (``egrad="jax"`` too); kept as the plain problem :attr:`objective`.
+        (``egrad="jax"`` too); kept as the plain problem ``problem.objective``.
     ineq : callable, optional
         ``ineq(x) -> (m,)``: the values :math:`g(x)`; feasible where all are ``<= 0``.
     ineq_egrad : callable, optional
@@ -115,7 +115,7 @@ class ConstrainedProblem(BaseProblem):
     Notes
     -----
     The numbers of constraints are found at the first evaluation; a later call returning
-    another number is an :class:`~jitopt.OracleError`. The counters :attr:`counts` are
+    another number is an :class:`~jitopt.OracleError`. The counters ``problem.counts`` are
     :class:`OracleCounts <jitopt.OracleCounts>` with two more: ``ncev``, the points at
     which the constraint values (``ineq`` and ``eq`` together) were evaluated, and
     ``ncjev``, the points at which their gradient oracles were (a weighted sum of all

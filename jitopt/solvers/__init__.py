@@ -7,7 +7,7 @@ manifolds; ``online_dca`` solves stochastic difference-of-convex problems
 (:class:`jitopt.problems.DCProblem`; it lives in ``jitopt.dc``) and ``evi`` expected
 variational inequalities (:class:`jitopt.problems.VIProblem`; it lives in ``jitopt.evi``);
 ``ralm`` and ``repm`` minimize over manifolds with constraints
-(:class:`jitopt.ConstrainedProblem`). The sparse and barycenter methods live in :mod:`jitopt.sparse` and
+(:class:`jitopt.ConstrainedProblem <jitopt.problems.ConstrainedProblem>`). The sparse and barycenter methods live in :mod:`jitopt.sparse` and
 :mod:`jitopt.transport`.
 """
 

@@ -24,14 +24,11 @@ def repm(problem, x0=None, *, smoothing="lqh", inner="rlbfgs", inner_maxiter=200
     constrained minimizers for :math:`\rho` above the multipliers but is not smooth; each
     outer iteration minimizes a smoothing of it with parameter :math:`u`,
 
-    ===================  ==============================================  ==========================
-    smoothing            :math:`\max(0, g)` by                            :math:`|h|` by
-    ===================  ==============================================  ==========================
-    ``"lqh"`` (default)  0, :math:`g^2/(2u)`, :math:`g - u/2` (:math:`g`  :math:`\sqrt{h^2 + u^2}`
-                         :math:`\le 0`, :math:`\le u`, :math:`> u`)
-    ``"lse"``            :math:`u \log(1 + e^{g/u})`                      :math:`u\log(e^{h/u} +
-                                                                          e^{-h/u})`
-    ===================  ==============================================  ==========================
+    - ``"lqh"`` (default): :math:`\max(0, g)` by 0, :math:`g^2/(2u)` or :math:`g - u/2`
+      (for :math:`g \le 0`, :math:`0 < g \le u`, :math:`g > u`), :math:`|h|` by
+      :math:`\sqrt{h^2 + u^2}`;
+    - ``"lse"``: :math:`\max(0, g)` by :math:`u \log(1 + e^{g/u})`, :math:`|h|` by
+      :math:`u\log(e^{h/u} + e^{-h/u})`,
 
     with the unconstrained method ``inner`` from the last point to the gradient tolerance
     :math:`\epsilon_k`; then :math:`\rho \leftarrow \rho/\theta_\rho` if the violation
