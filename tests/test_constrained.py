@@ -282,3 +282,18 @@ def test_user_arrays_are_not_modified():
     jitopt.solvers.repm(problem, x0)
     np.testing.assert_array_equal(x0, keep)
     np.testing.assert_array_equal(lower, 0.0)
+
+
+@pytest.mark.parametrize("method, options", METHODS, ids=IDS)
+def test_a_bound_on_spd_under_its_own_metric(method, options):
+    # SPD's metric is not the embedding's: the constraint gradients must go through
+    # euclidean_to_riemannian_gradient. min |X - B|^2 with X_00 <= 1 is B with X_00 = 1
+    # (positive definite here), multiplier 2 (B_00 - 1)
+    B = np.array([[2.0, 0.5], [0.5, 1.0]])
+    upper = np.array([[1.0, np.inf], [np.inf, np.inf]])
+    problem = ConstrainedProblem(jitopt.manifolds.SPD(2), lambda X: np.sum((X - B) ** 2),
+                                 lambda X: 2 * (X - B), upper=upper)
+    res = solve(method, problem, np.eye(2), ctol=1e-8, **options)
+    check_certified(problem, res, 1e-6, 1e-8)
+    np.testing.assert_allclose(res.x, [[1.0, 0.5], [0.5, 1.0]], atol=1e-5)
+    np.testing.assert_allclose(res.ineq_multipliers, [2.0], atol=1e-5)
