@@ -229,6 +229,11 @@ def test_bad_problems_are_refused_naming_the_argument():
         ConstrainedProblem(M, f, g, upper=np.nan)
     with pytest.raises(ValueError, match="lower must be at most upper"):
         ConstrainedProblem(M, f, g, lower=1.0, upper=0.0)
+    problem = ConstrainedProblem(M, f, g, lower=0.0)
+    with pytest.raises(ValueError, match=r"x must have shape \(3,\)"):
+        problem.violation(np.zeros(2))
+    with pytest.raises(ValueError, match="multipliers must have shapes"):
+        problem.kkt(np.array([1.0, 0.0, 0.0]), np.zeros(2), np.zeros(0))
 
 
 def test_bad_options_are_refused_before_the_start():

@@ -170,7 +170,9 @@ class ConstrainedProblem(BaseProblem):
         """``(g, h)``: the inequality values (those of ``ineq``, then ``lower - x`` and
         ``x - upper`` at the bounded entries) and the equality values at ``x`` (counts one
         ``ncev`` when a user oracle is called)."""
-        self.objective._check_point(x)
+        if np.shape(x) != self.manifold.shape:
+            raise ValueError(f"x must have shape {self.manifold.shape}, got {np.shape(x)} (the "
+                             f"points of {self.manifold!r})")
         parts, h = [], np.zeros(0)
         if self._ineq.name or self._eq.name:
             self.counts.add(ncev=1)
