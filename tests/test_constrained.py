@@ -302,3 +302,24 @@ def test_a_bound_on_spd_under_its_own_metric(method, options):
     check_certified(problem, res, 1e-6, 1e-8)
     np.testing.assert_allclose(res.x, [[1.0, 0.5], [0.5, 1.0]], atol=1e-5)
     np.testing.assert_allclose(res.ineq_multipliers, [2.0], atol=1e-5)
+
+
+def test_constraints_differentiated_by_jax():
+    jnp = pytest.importorskip("jax.numpy")
+    rng = np.random.default_rng(4)
+    C = rng.standard_normal((4, 3))
+    y = rng.standard_normal(3)
+    px, nu = cone_projection(C, y)
+    for form in ("ineq_egrad", "ineq_vjp"):
+        problem = ConstrainedProblem(Sphere(3), lambda x: -y @ x, lambda x: -y,
+                                     ineq=lambda x: jnp.asarray(C) @ x, **{form: "jax"})
+        res = jitopt.solvers.ralm(problem, Sphere(3).random_point(0), ctol=1e-8)
+        check_certified(problem, res, 1e-6, 1e-8)
+        np.testing.assert_allclose(res.x, px / np.linalg.norm(px), atol=1e-6)
+        np.testing.assert_allclose(res.ineq_multipliers, nu, atol=1e-5)
+    with pytest.raises(TypeError, match="takes no other gradient oracle"):
+        ConstrainedProblem(Sphere(3), lambda x: x[0], lambda x: np.eye(3)[0],
+                           eq=lambda x: x, eq_vjp="jax", eq_egrad=lambda x: np.eye(3))
+    with pytest.raises(ValueError, match='must be callable, None or "jax"'):
+        ConstrainedProblem(Sphere(3), lambda x: x[0], lambda x: np.eye(3)[0],
+                           eq=lambda x: x, eq_vjp="autograd")

@@ -2,6 +2,7 @@ r"""Constrained problems on manifolds: a cost with inequality and equality const
 
 import numpy as np
 
+from .._core.autodiff import jax_constraint_oracles
 from .._core.counts import ConstraintCounts
 from .._core.problem import BaseProblem, Problem
 from .._core.result import OracleError
@@ -15,7 +16,18 @@ class _Constraints:
     sum of gradients, by a Jacobian or a vector-Jacobian product; the number of
     constraints is fixed by the first evaluation."""
 
-    def __init__(self, name, values, jac, vjp, shape):
+    def __init__(self, name, values, jac, vjp, shape, dtype):
+        if "jax" in (jac, vjp):
+            if (jac, vjp) not in (("jax", None), (None, "jax")):
+                raise TypeError(f'{name}_egrad="jax" or {name}_vjp="jax" takes no other '
+                                f'gradient oracle')
+            if np.dtype(dtype).kind == "c":
+                raise ValueError(f'{name}_vjp="jax" needs a real manifold')
+            values, vjp = jax_constraint_oracles(values)
+            jac = None
+        elif isinstance(jac, str) or isinstance(vjp, str):
+            raise ValueError(f'{name}_egrad and {name}_vjp must be callable, None or "jax", '
+                             f'got {jac!r} and {vjp!r}')
         if values is None:
             if jac is not None or vjp is not None:
                 raise TypeError(f"{name}_egrad and {name}_vjp need {name}")
@@ -95,13 +107,15 @@ class ConstrainedProblem(BaseProblem):
         (``egrad="jax"`` too); kept as the plain problem ``problem.objective``.
     ineq : callable, optional
         ``ineq(x) -> (m,)``: the values :math:`g(x)`; feasible where all are ``<= 0``.
-    ineq_egrad : callable, optional
+    ineq_egrad : callable or "jax", optional
         ``ineq_egrad(x) -> (m, *manifold.shape)``: row ``i`` the Euclidean gradient of
         :math:`g_i`.
-    ineq_vjp : callable, optional
+    ineq_vjp : callable or "jax", optional
         ``ineq_vjp(x, w) -> manifold.shape``: :math:`\sum_i w_i \nabla g_i(x)`, for many
         constraints (no :math:`m \times n` Jacobian). One of the two gradient forms is
-        required with ``ineq``.
+        required with ``ineq``. ``"jax"`` (for either form): JAX differentiates ``ineq``,
+        written with ``jax.numpy`` (one reverse pass per weighted sum; the extra
+        ``jitopt[jax]``, real manifolds).
     eq, eq_egrad, eq_vjp : callable, optional
         The same for the equality constraints :math:`h(x) = 0`.
     lower, upper : float or array_like, optional
@@ -155,8 +169,8 @@ class ConstrainedProblem(BaseProblem):
         self.manifold = manifold
         self.fopt, self.xopt = self.objective.fopt, xopt
         shape = manifold.shape
-        self._ineq = _Constraints("ineq", ineq, ineq_egrad, ineq_vjp, shape)
-        self._eq = _Constraints("eq", eq, eq_egrad, eq_vjp, shape)
+        self._ineq = _Constraints("ineq", ineq, ineq_egrad, ineq_vjp, shape, manifold.dtype)
+        self._eq = _Constraints("eq", eq, eq_egrad, eq_vjp, shape, manifold.dtype)
         self._lower = _bound("lower", lower, shape)
         self._upper = _bound("upper", upper, shape)
         if self._lower is not None and self._upper is not None and \
