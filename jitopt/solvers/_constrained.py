@@ -94,8 +94,8 @@ class Outer(Algorithm):
         self.inner_options, self.min_step, self.ctol = inner_options, min_step, ctol
         self.eps, self.eps_min = eps, min(eps_min, eps)
         self.theta_eps = (self.eps_min / eps) ** (1.0 / eps_steps) if self.eps_min > 0 else 0.0
-        self.columns = ("max_violation", "complementarity", "eps", "inner_nit") + \
-            penalty.columns
+        self.columns = ("lagrangian_gradient_norm", "max_violation", "complementarity", "eps",
+                        "inner_nit") + penalty.columns
         self.base = problem.counts.own()[4:]
         self.problem, self.inner_nit = problem, 0
         self.last = {"lagrangian_gradient_norm": math.nan, "max_violation": math.nan,
@@ -108,31 +108,26 @@ class Outer(Algorithm):
         return {**self.last, **self.penalty.fields(), "inner_nit": self.inner_nit,
                 "ncev": ncev, "ncjev": ncjev}
 
-    def measure_at(self, x):
-        """``(fun, kkt residual, extra)`` at ``x`` with the penalty's multiplier estimates
-        (one call of each oracle), kept for the result's fields."""
+    def measure_at(self, x, g, h):
+        """``(fun, kkt residual, extra)`` at ``x`` (where the constraints are ``g, h``)
+        with the penalty's multiplier estimates, kept for the result's fields."""
         problem = self.problem
         f, gf = problem.objective.cost_and_egrad(x)
-        g, h = problem.constraints(x)
         w, v = self.penalty.weights(g, h)
         kkt = problem.kkt(x, w, v, values=(f, gf, g, h))
-        self.g, self.h = g, h
-        self.parts = kkt
-        self.last = {"lagrangian_gradient_norm": kkt["lagrangian_gradient_norm"],
-                     "max_violation": kkt["max_violation"],
-                     "complementarity": kkt["complementarity"],
-                     "ineq_multipliers": w.copy(), "eq_multipliers": v.copy()}
-        extra = {"max_violation": kkt["max_violation"],
-                 "complementarity": kkt["complementarity"], "eps": self.eps,
-                 "inner_nit": self.inner_nit, **self.penalty.extra()}
+        parts = ("lagrangian_gradient_norm", "max_violation", "complementarity")
+        self.last = {**{k: kkt[k] for k in parts}, "ineq_multipliers": w.copy(),
+                     "eq_multipliers": v.copy()}
+        extra = {**{k: kkt[k] for k in parts}, "eps": self.eps, "inner_nit": self.inner_nit,
+                 **self.penalty.extra()}
         return f, kkt["kkt_residual"], extra
 
     def start(self, problem, x):
         g, h = problem.constraints(x)
         self.penalty.start(g.size, h.size)
         self.inner_problem = penalized(problem, self.penalty)
-        f, r, extra = self.measure_at(x)
-        return State(x, f, r, self.measure, extra=extra, parts=self.parts)
+        f, r, extra = self.measure_at(x, g, h)
+        return State(x, f, r, self.measure, extra=extra)
 
     def step(self, s, budget):
         at_floor = self.eps <= self.eps_min
@@ -143,9 +138,10 @@ class Outer(Algorithm):
         self.inner_nit += res.nit
         moved = float(np.linalg.norm(res.x - s.x))
         s.x = res.x
-        s.fun, s.stationarity, s.extra = self.measure_at(s.x)  # the solve's parameters
-        s.parts = self.parts
-        self.penalty.update(self.g, self.h, s.extra["max_violation"])
+        g, h = self.problem.constraints(s.x)
+        # the KKT parts with the multiplier estimates of the solve's parameters, then the update
+        s.fun, s.stationarity, s.extra = self.measure_at(s.x, g, h)
+        self.penalty.update(g, h, s.extra["max_violation"])
         self.eps = max(self.eps_min, self.theta_eps * self.eps)
         s.nit += 1
         violation = s.extra["max_violation"]
@@ -168,10 +164,10 @@ class KKTStop(Criterion):
         self.f_target = -math.inf if f_target is None else f_target
 
     def __call__(self, s, watch):
-        violation = s.extra["max_violation"]
+        parts = s.extra
+        violation = parts["max_violation"]
         feasible = violation <= self.ctol
         if s.stationarity <= self.gtol and feasible:
-            parts = s.parts
             return Status.CONVERGED, (
                 f"Optimization terminated successfully: KKT residual {s.stationarity:.2e} "
                 f"<= gtol = {self.gtol:.3g} (Lagrangian gradient "

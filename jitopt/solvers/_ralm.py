@@ -90,9 +90,10 @@ def ralm(problem, x0=None, *, inner="rlbfgs", inner_maxiter=200, inner_options=N
         ``callback(intermediate_result)`` or ``callback(xk)`` after each outer iteration;
         raise :class:`StopIteration` to stop.
     history : bool
-        Record per outer iteration, with the columns ``max_violation``,
-        ``complementarity``, ``eps`` (the inner tolerance of the solve), ``inner_nit``
-        (inner iterations so far) and ``rho`` (the penalty of the solve).
+        Record per outer iteration, with the columns ``lagrangian_gradient_norm``,
+        ``max_violation``, ``complementarity`` (the parts of the KKT residual), ``eps``
+        (the inner tolerance of the solve), ``inner_nit`` (inner iterations so far) and
+        ``rho`` (the penalty of the solve).
     disp : bool
         Print progress.
     rng : int or numpy.random.Generator, optional
