@@ -75,19 +75,21 @@ class _Constraints:
 
 
 def _bound(name, value, shape):
-    """The entries of ``value`` (a scalar or an array of ``shape``) as a float array of
-    ``shape`` and the mask of its finite entries (``None`` for no bound)."""
+    """The finite entries of ``value`` (a scalar or an array of ``shape``) and their flat
+    indices (a slice when every entry is finite); ``None`` for no bound."""
     if value is None:
         return None
     arr = as_array(name, value)
     if arr.dtype.kind not in "biuf" or np.isnan(arr).any():
         raise ValueError(f"{name} must be real numbers or +-inf (no NaN), got {value!r}")
     try:
-        arr = np.broadcast_to(arr.astype(float), shape).copy()
+        arr = np.broadcast_to(arr.astype(float), shape).ravel()
     except ValueError:
         raise ValueError(f"{name} must be a scalar or of shape {shape}, got shape "
                          f"{arr.shape}") from None
-    return arr, np.isfinite(arr)
+    finite = np.isfinite(arr)
+    index = slice(None) if finite.all() else np.flatnonzero(finite)
+    return arr[index].copy(), index
 
 
 class ConstrainedProblem(BaseProblem):
@@ -173,8 +175,9 @@ class ConstrainedProblem(BaseProblem):
         self._eq = _Constraints("eq", eq, eq_egrad, eq_vjp, shape, manifold.dtype)
         self._lower = _bound("lower", lower, shape)
         self._upper = _bound("upper", upper, shape)
-        if self._lower is not None and self._upper is not None and \
-                np.any(self._lower[0] > self._upper[0]):
+        if lower is not None and upper is not None and np.any(
+                np.broadcast_to(as_array("lower", lower), shape)
+                > np.broadcast_to(as_array("upper", upper), shape)):
             raise ValueError("lower must be at most upper in every entry")
         if all(c is None for c in (ineq, eq, lower, upper)):
             raise TypeError("a ConstrainedProblem needs constraints: give ineq, eq, lower or "
@@ -192,13 +195,15 @@ class ConstrainedProblem(BaseProblem):
             self.counts.add(ncev=1)
         if self._ineq.name:
             parts.append(self._ineq.value(x))
+        flat = x.reshape(-1)
         if self._lower is not None:
-            parts.append((self._lower[0] - x)[self._lower[1]])
+            parts.append(self._lower[0] - flat[self._lower[1]])
         if self._upper is not None:
-            parts.append((x - self._upper[0])[self._upper[1]])
+            parts.append(flat[self._upper[1]] - self._upper[0])
         if self._eq.name:
             h = self._eq.value(x)
-        return (np.concatenate(parts) if parts else np.zeros(0)), h
+        g = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0)
+        return g, h
 
     def constraint_vjp(self, x, w, v):
         r""":math:`\sum_i w_i \nabla g_i(x) + \sum_j v_j \nabla h_j(x)`, Euclidean, of
@@ -215,12 +220,11 @@ class ConstrainedProblem(BaseProblem):
             called = True
         if called:
             self.counts.add(ncjev=1)
-        k = m
+        k, flat = m, out.reshape(-1)
         for bound, sign in ((self._lower, -1.0), (self._upper, 1.0)):
             if bound is not None:
-                mask = bound[1]
-                n = int(np.count_nonzero(mask))
-                out[mask] += sign * w[k:k + n]
+                n = bound[0].size
+                flat[bound[1]] += sign * w[k:k + n]
                 k += n
         return out
 
