@@ -323,3 +323,17 @@ def test_constraints_differentiated_by_jax():
     with pytest.raises(ValueError, match='must be callable, None or "jax"'):
         ConstrainedProblem(Sphere(3), lambda x: x[0], lambda x: np.eye(3)[0],
                            eq=lambda x: x, eq_vjp="autograd")
+
+
+def test_multipliers_above_the_bound_stall_with_advice_and_converge_when_raised():
+    # the orthant answer with multipliers 50 and 80, above ralm's default bound of 20
+    y = np.array([100.0, -50.0, 30.0, -80.0])
+    problem = ConstrainedProblem(Sphere(4), lambda x: -y @ x, lambda x: -y, lower=0.0)
+    x0 = Sphere(4).random_point(0)
+    res = jitopt.solvers.ralm(problem, x0)
+    if not res.success:  # rho alone may not get there: never a success without the test
+        assert res.status == Status.SMALL_STEP and "raise bound" in res.message
+        assert res.stationarity > 1e-6
+    res = jitopt.solvers.ralm(problem, x0, bound=100.0)
+    check_certified(problem, res, 1e-6, 1e-6)
+    np.testing.assert_allclose(res.ineq_multipliers, [0.0, 50.0, 0.0, 80.0], atol=1e-4)

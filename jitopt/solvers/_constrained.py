@@ -6,8 +6,8 @@ A *penalty* strategy (the augmented Lagrangian of ``ralm``, the smoothed exact p
 ``repm``) gives the penalized cost through ``value(g, h)`` and ``weights(g, h)`` (the
 multiplier estimates whose Lagrangian gradient is the penalized gradient), updates its
 parameters after each solve (``update``), says whether its penalty reached its cap
-(``capped``), and names its history columns (``columns``, ``extra()``) and result fields
-(``fields()``)."""
+(``capped``), and names its history columns (``columns``, ``extra()``), its result fields
+(``fields()``) and what to change when the run stalls (``advice()``)."""
 
 import math
 
@@ -149,7 +149,8 @@ class Outer(Algorithm):
         if violation > self.ctol and (stalled or self.penalty.capped()):
             s.verdict = verdict(Status.INFEASIBLE, s, violation=violation, ctol=self.ctol)
         elif stalled:
-            s.verdict = verdict(Status.SMALL_STEP, s, min_step=self.min_step)
+            status, message = verdict(Status.SMALL_STEP, s, min_step=self.min_step)
+            s.verdict = status, message + self.penalty.advice()
         return None
 
 

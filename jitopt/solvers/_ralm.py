@@ -181,6 +181,12 @@ class AugmentedLagrangian:
     def capped(self):
         return self.rho >= self.rho_max
 
+    def advice(self):
+        if np.any(self.mu >= self.bound) or np.any(np.abs(self.lam) >= self.bound):
+            return (f" The multiplier estimates reached bound = {self.bound:g}: the true "
+                    f"multipliers may be larger (raise bound).")
+        return ""
+
     def extra(self):
         return {"rho": self.rho}
 

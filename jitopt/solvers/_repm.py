@@ -138,6 +138,10 @@ class SmoothedPenalty:
     def capped(self):
         return self.rho >= self.rho_max
 
+    def advice(self):
+        return (f" The smoothing u = {self.u:.3g} bounds the accuracy: a smaller u_min, or "
+                f"ralm, may reach the tolerance.")
+
     def extra(self):
         return {"rho": self.rho, "u": self.u}
 
