@@ -229,6 +229,9 @@ def test_bad_problems_are_refused_naming_the_argument():
         ConstrainedProblem(M, f, g, upper=np.nan)
     with pytest.raises(ValueError, match="lower must be at most upper"):
         ConstrainedProblem(M, f, g, lower=1.0, upper=0.0)
+    with pytest.raises(ValueError, match="lower and upper need a real manifold"):
+        ConstrainedProblem(jitopt.manifolds.ComplexCircle(3), lambda z: 0.0,
+                           lambda z: np.zeros(3, complex), lower=0.0)
     problem = ConstrainedProblem(M, f, g, lower=0.0)
     with pytest.raises(ValueError, match=r"x must have shape \(3,\)"):
         problem.violation(np.zeros(2))

@@ -173,6 +173,8 @@ class ConstrainedProblem(BaseProblem):
         shape = manifold.shape
         self._ineq = _Constraints("ineq", ineq, ineq_egrad, ineq_vjp, shape, manifold.dtype)
         self._eq = _Constraints("eq", eq, eq_egrad, eq_vjp, shape, manifold.dtype)
+        if np.dtype(manifold.dtype).kind == "c" and (lower is not None or upper is not None):
+            raise ValueError(f"lower and upper need a real manifold, got {manifold!r}")
         self._lower = _bound("lower", lower, shape)
         self._upper = _bound("upper", upper, shape)
         if lower is not None and upper is not None and np.any(
