@@ -292,16 +292,16 @@ def test_user_arrays_are_not_modified():
     np.testing.assert_array_equal(lower, 0.0)
 
 
-@pytest.mark.parametrize("method, options", METHODS, ids=IDS)
-def test_a_bound_on_spd_under_its_own_metric(method, options):
+def test_a_bound_on_spd_under_its_own_metric():
     # SPD's metric is not the embedding's: the constraint gradients must go through
-    # euclidean_to_riemannian_gradient. min |X - B|^2 with X_00 <= 1 is B with X_00 = 1
+    # euclidean_to_riemannian_gradient (one outer loop for both methods: ralm here, as
+    # repm's SPD runs take seconds). min |X - B|^2 with X_00 <= 1 is B with X_00 = 1
     # (positive definite here), multiplier 2 (B_00 - 1)
     B = np.array([[2.0, 0.5], [0.5, 1.0]])
     upper = np.array([[1.0, np.inf], [np.inf, np.inf]])
     problem = ConstrainedProblem(jitopt.manifolds.SPD(2), lambda X: np.sum((X - B) ** 2),
                                  lambda X: 2 * (X - B), upper=upper)
-    res = solve(method, problem, np.eye(2), ctol=1e-8, **options)
+    res = jitopt.solvers.ralm(problem, np.eye(2), ctol=1e-8)
     check_certified(problem, res, 1e-6, 1e-8)
     np.testing.assert_allclose(res.x, [[1.0, 0.5], [0.5, 1.0]], atol=1e-5)
     np.testing.assert_allclose(res.ineq_multipliers, [2.0], atol=1e-5)
@@ -340,3 +340,14 @@ def test_multipliers_above_the_bound_stall_with_advice_and_converge_when_raised(
     res = jitopt.solvers.ralm(problem, x0, bound=100.0)
     check_certified(problem, res, 1e-6, 1e-6)
     np.testing.assert_allclose(res.ineq_multipliers, [0.0, 50.0, 0.0, 80.0], atol=1e-4)
+
+
+def test_repm_raises_rho_at_the_smoothing_floor_until_the_kkt_test_holds():
+    # multiplier 3 on x_1 >= 0: at u = u_min the complementarity mu*^2 u / rho exceeds gtol
+    # while the violation stays below u, where the paper's rule never raises rho
+    y = np.array([1.0, -3.0, 0.5])
+    problem = ConstrainedProblem(Sphere(3), lambda x: -y @ x, lambda x: -y, lower=0.0)
+    res = jitopt.solvers.repm(problem, Sphere(3).random_point(0))  # LQH
+    check_certified(problem, res, 1e-6, 1e-6)
+    assert res.rho > 3.0 ** 2 * 1e-6 / 1e-6  # raised past mu*^2 (u_min / gtol = 1)
+    np.testing.assert_allclose(res.ineq_multipliers, [0.0, 3.0, 0.0], atol=1e-4)

@@ -5,7 +5,7 @@ last point, with the KKT residual and the constraint violation tested after each
 A *penalty* strategy (the augmented Lagrangian of ``ralm``, the smoothed exact penalty of
 ``repm``) gives the penalized cost through ``value(g, h)`` and ``weights(g, h)`` (the
 multiplier estimates whose Lagrangian gradient is the penalized gradient), updates its
-parameters after each solve (``update``), says whether its penalty reached its cap
+parameters after each solve (``update``, told whether the KKT test is unmet), says whether its penalty reached its cap
 (``capped``), and names its history columns (``columns``, ``extra()``), its result fields
 (``fields()``) and what to change when the run stalls (``advice()``)."""
 
@@ -89,9 +89,10 @@ class Outer(Algorithm):
     inplace = True
 
     def __init__(self, problem, penalty, solver, inner_maxiter, inner_options, eps, eps_min,
-                 eps_steps, min_step, ctol):
+                 eps_steps, min_step, gtol, ctol):
         self.penalty, self.solver, self.inner_maxiter = penalty, solver, inner_maxiter
-        self.inner_options, self.min_step, self.ctol = inner_options, min_step, ctol
+        self.inner_options, self.min_step = inner_options, min_step
+        self.gtol, self.ctol = gtol, ctol
         self.eps, self.eps_min = eps, min(eps_min, eps)
         self.theta_eps = (self.eps_min / eps) ** (1.0 / eps_steps) if self.eps_min > 0 else 0.0
         self.columns = ("lagrangian_gradient_norm", "max_violation", "complementarity", "eps",
@@ -141,10 +142,11 @@ class Outer(Algorithm):
         g, h = self.problem.constraints(s.x)
         # the KKT parts with the multiplier estimates of the solve's parameters, then the update
         s.fun, s.stationarity, s.extra = self.measure_at(s.x, g, h)
-        self.penalty.update(g, h, s.extra["max_violation"])
+        violation = s.extra["max_violation"]
+        self.penalty.update(g, h, violation,
+                            unmet=s.stationarity > self.gtol or violation > self.ctol)
         self.eps = max(self.eps_min, self.theta_eps * self.eps)
         s.nit += 1
-        violation = s.extra["max_violation"]
         stalled = at_floor and moved < self.min_step
         if violation > self.ctol and (stalled or self.penalty.capped()):
             s.verdict = verdict(Status.INFEASIBLE, s, violation=violation, ctol=self.ctol)

@@ -140,7 +140,7 @@ def ralm(problem, x0=None, *, inner="rlbfgs", inner_maxiter=200, inner_options=N
                                   check_real("bound", bound, low=0.0, low_open=True),
                                   check_real("rho_max", rho_max, low=rho))
     outer = Outer(problem, penalty, solver, inner_maxiter, inner_options, eps, eps_min,
-                  eps_steps, min_step, ctol)
+                  eps_steps, min_step, gtol, ctol)
     return run(problem, outer, x, stop=KKTStop(gtol, ctol, f_target, maxiter, max_time),
                callback=callback, history=history, disp=disp)
 
@@ -167,7 +167,7 @@ class AugmentedLagrangian:
     def weights(self, g, h):
         return np.maximum(0.0, self.mu + self.rho * g), self.lam + self.rho * h
 
-    def update(self, g, h, violation):
+    def update(self, g, h, violation, unmet):
         rho = self.rho
         sigma = max(np.max(np.abs(np.maximum(g, -self.mu / rho)), initial=0.0),
                     np.max(np.abs(h), initial=0.0))

@@ -32,7 +32,8 @@ def repm(problem, x0=None, *, smoothing="lqh", inner="rlbfgs", inner_maxiter=200
 
     with the unconstrained method ``inner`` from the last point to the gradient tolerance
     :math:`\epsilon_k`; then :math:`\rho \leftarrow \rho/\theta_\rho` if the violation
-    exceeds :math:`u`, :math:`u \leftarrow \max(u_{\min}, \theta_u u)` and
+    exceeds :math:`u` (or, with :math:`u` at its floor and LQH, the KKT test fails),
+    :math:`u \leftarrow \max(u_{\min}, \theta_u u)` and
     :math:`\epsilon \leftarrow \max(\epsilon_{\min}, \theta_\epsilon\epsilon)`. The
     derivatives of the smoothed terms times :math:`\rho` (:math:`\rho\,\mathrm{clip}(g/u,
     0, 1)` and :math:`\rho h/\sqrt{h^2+u^2}` for LQH, :math:`\rho\,\sigma(g/u)` and
@@ -103,7 +104,7 @@ def repm(problem, x0=None, *, smoothing="lqh", inner="rlbfgs", inner_maxiter=200
         check_real("theta_rho", theta_rho, 0.0, 1.0, True, True), u, u_min,
         check_int("u_steps", u_steps, low=1), check_real("rho_max", rho_max, low=rho))
     outer = Outer(problem, penalty, solver, inner_maxiter, inner_options, eps, eps_min,
-                  eps_steps, min_step, ctol)
+                  eps_steps, min_step, gtol, ctol)
     return run(problem, outer, x, stop=KKTStop(gtol, ctol, f_target, maxiter, max_time),
                callback=callback, history=history, disp=disp)
 
@@ -130,8 +131,10 @@ class SmoothedPenalty:
         _, da, _, db = self.terms(g, h)
         return self.rho * da, self.rho * db
 
-    def update(self, g, h, violation):
-        if violation > self.u:  # compared with u before its update
+    def update(self, g, h, violation, unmet):
+        # compared with u before its update; at the floor of u (LQH), also while the KKT
+        # test fails: the violation mu* u / rho and the complementarity mu*^2 u / rho fall
+        if violation > self.u or (self.raise_at_floor and self.u <= self.u_min and unmet):
             self.rho = min(self.rho / self.theta_rho, self.rho_max)
         self.u = max(self.u_min, self.theta_u * self.u)
 
@@ -152,6 +155,8 @@ class SmoothedPenalty:
 class LQH(SmoothedPenalty):
     """Linear-quadratic Huber for :math:`\\max(0, g)`, pseudo-Huber for :math:`|h|`."""
 
+    raise_at_floor = True
+
     def terms(self, g, h):
         u = self.u
         gp = np.maximum(g, 0.0)
@@ -162,6 +167,10 @@ class LQH(SmoothedPenalty):
 
 class LSE(SmoothedPenalty):
     """Log-sum-exp for :math:`\\max(0, g)` and :math:`|h|`, in overflow-free forms."""
+
+    #: a larger rho moves an active constraint to g = u logit(mu*/rho), further inside:
+    #: the complementarity mu* |g| grows
+    raise_at_floor = False
 
     def terms(self, g, h):
         u = self.u
