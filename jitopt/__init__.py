@@ -29,6 +29,7 @@ _NAMES = {
     "Status": "._core.result",
     "OracleError": "._core.result",
     "NonFiniteOracle": "._core.result",
+    "ConstrainedProblem": ".problems",
 }
 
 _PACKAGES = ("dc", "distributed", "evi", "games", "manifolds", "problems", "sets", "solvers",

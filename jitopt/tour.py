@@ -12,6 +12,7 @@ import numpy as np
 
 from . import manifolds, problems, solvers
 from ._core.problem import Problem
+from .problems import ConstrainedProblem
 from .games import NormalFormGame
 from .sets import NonNegative
 from .sparse import iht
@@ -140,12 +141,32 @@ def derivative_free():
             max(abs(r.fun - problem.fopt) for r in runs), "abs. gap")
 
 
+def constrained():
+    """Nonnegative PCA of an entrywise positive 50 x 50 matrix, started at a point with
+    negative entries: by Perron-Frobenius the answer is the top eigenvector, positive."""
+    rng = np.random.default_rng(0)
+    B = rng.uniform(0.0, 1.0, (50, 50))
+    A = B + B.T
+    w, V = np.linalg.eigh(A)
+    perron = np.abs(V[:, -1])
+    problem = ConstrainedProblem(manifolds.Sphere(50), lambda x: -x @ A @ x, lambda x: -2.0 * (A @ x),
+                                 lower=0.0)
+    x0 = manifolds.Sphere(50).random_point(1)
+    runs = [solver(problem, x0) for solver in (solvers.ralm, solvers.repm)]
+    err = max(float(np.linalg.norm(r.x - perron)) for r in runs)
+    return ("ralm/repm", "nonnegative PCA on Sphere(50)",
+            f"{'converged' if all(r.success for r in runs) else 'FAILED'}, "
+            f"{' / '.join(str(r.nit) for r in runs)} it.", err, "|x - Perron|")
+
+
 #: the entries of ``python -m jitopt``, in order
-TOUR = (rgd, riemannian, rsdm, serena, wdha, sparse, evi, dc, derivative_free)
+TOUR = (rgd, riemannian, rsdm, serena, wdha, sparse, evi, dc, constrained,
+        derivative_free)
 
 #: the entry that compiles each method's kernels (``python -m jitopt --compile``)
 ENTRY_OF = {"rgd": rgd, "rlbfgs": riemannian, "rcg": riemannian, "rtr": riemannian,
             "rsdm": rsdm, "wdha": wdha, "iht": sparse, "evi": evi, "online_dca": dc,
+            "ralm": constrained, "repm": constrained,
             **{name: serena for name in ("srge", "r-sgd", "r-svrg", "r-srg", "r-srm",
                                          "r-srvrg", "r-svrrm", "r-hybrid-sgd")},
             "nelder_mead": derivative_free, "particle_swarm": derivative_free}

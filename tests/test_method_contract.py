@@ -21,7 +21,8 @@ METHODS = jitopt.available_methods()
 #: the case module of each method that does not use the Riemannian one
 CASES = {"iht": "cases_iht", "online_dca": "cases_dc", "evi": "cases_evi",
          "wdha": "cases_wdha", "nelder_mead": "cases_derivative_free",
-         "particle_swarm": "cases_derivative_free"}
+         "particle_swarm": "cases_derivative_free", "ralm": "cases_constrained",
+         "repm": "cases_constrained"}
 
 
 def case(method, fault=None, at=3):

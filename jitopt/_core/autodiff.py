@@ -20,7 +20,7 @@ here and only when asked for.
 
 import numpy as np
 
-__all__ = ["jax_oracles", "JAX_EXTRA_MESSAGE"]
+__all__ = ["jax_oracles", "jax_constraint_oracles", "JAX_EXTRA_MESSAGE"]
 
 JAX_EXTRA_MESSAGE = ('automatic differentiation ("jax") needs JAX, an optional extra of '
                      'jitopt: pip install "jitopt[jax]" (or pip install jax)')
@@ -104,6 +104,54 @@ def jax_oracles(cost, dtype=np.float64):
             return out(hvp(x, np.asarray(u, dtype=dtype)))
 
     return cost_, egrad, cost_and_egrad, ehess
+
+
+def jax_constraint_oracles(values):
+    r"""The values and the vector-Jacobian product of constraints written with
+    ``jax.numpy`` (real points).
+
+    Parameters
+    ----------
+    values : callable
+        ``values(x) -> (m,)``, traceable by ``jax.jit``.
+
+    Returns
+    -------
+    values, vjp : callable
+        ``values(x) -> ndarray`` of shape ``(m,)`` and ``vjp(x, w) -> ndarray``, the
+        Euclidean :math:`\sum_i w_i \nabla g_i(x)` (one reverse pass), on NumPy arrays.
+
+    Raises
+    ------
+    ImportError
+        Without JAX, naming the extra to install.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt._core.autodiff import jax_constraint_oracles
+    >>> jnp = __import__("pytest").importorskip("jax.numpy")
+    >>> g, vjp = jax_constraint_oracles(lambda x: jnp.array([x[0] ** 2, x[0] * x[1]]))
+    >>> g(np.array([1.0, 2.0])), vjp(np.array([1.0, 2.0]), np.array([1.0, 1.0]))
+    (array([1., 2.]), array([4., 1.]))
+    """
+    if not callable(values):
+        raise TypeError(f"the constraints must be callable to be differentiated, got "
+                        f"{type(values).__name__}")
+    jax = _import_jax()
+    x64 = jax.enable_x64 if hasattr(jax, "enable_x64") else _legacy_x64(jax)
+    value = jax.jit(values)
+    pullback = jax.jit(lambda x, w: jax.vjp(values, x)[1](w)[0])
+
+    def values_(x):
+        with x64(True):
+            return np.array(value(x), dtype=np.float64)
+
+    def vjp(x, w):
+        with x64(True):
+            return np.array(pullback(x, np.asarray(w, dtype=np.float64)), dtype=np.float64)
+
+    return values_, vjp
 
 
 def _legacy_x64(jax):

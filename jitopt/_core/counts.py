@@ -3,10 +3,7 @@ calls."""
 
 import threading
 
-__all__ = ["OracleCounts"]
-
-
-_FIELDS = ("nfev", "njev", "nifo", "nhev")
+__all__ = ["OracleCounts", "ConstraintCounts"]
 
 
 def _counter(i, doc):
@@ -18,13 +15,13 @@ def _counter(i, doc):
         cells = self._cells
         total = (cells[0][i] if len(cells) == 1 else sum([c[i] for c in cells])) \
             - self._zero[i]
-        self._cell()[4] = (i, total)  # what ``+=`` read, for the assignment that follows
+        self._cell()[-1] = (i, total)  # what ``+=`` read, for the assignment that follows
         return total
 
     def set(self, value):
         cell = self._cell()
-        read, cell[4] = cell[4], None
-        before = read[1] if read is not None and read[0] == i else getattr(self, _FIELDS[i])
+        read, cell[-1] = cell[-1], None
+        before = read[1] if read is not None and read[0] == i else getattr(self, self.FIELDS[i])
         cell[i] += value - before
 
     return property(get, set, doc=doc)
@@ -66,6 +63,9 @@ class OracleCounts:
     {'nfev': 0, 'njev': 0, 'nifo': 0, 'nhev': 0}
     """
 
+    #: the counters, in the order of :meth:`own`
+    FIELDS = ("nfev", "njev", "nifo", "nhev")
+
     nfev = _counter(0, "Cost evaluations (total of every thread).")
     njev = _counter(1, "Euclidean gradient evaluations (total of every thread).")
     nifo = _counter(2, "Per-sample gradients (total of every thread).")
@@ -74,15 +74,15 @@ class OracleCounts:
     def __init__(self):
         self._lock = threading.Lock()
         self._local = threading.local()
-        self._cells = []  # one [nfev, njev, nifo, nhev] per thread that counted
-        self._zero = [0, 0, 0, 0]  # the raw totals at the last reset
+        self._cells = []  # one list of counts (in the order of FIELDS) per thread that counted
+        self._zero = [0] * len(self.FIELDS)  # the raw totals at the last reset
 
     def _cell(self):
-        """The calling thread's ``[nfev, njev, nifo, nhev, last read]``."""
+        """The calling thread's counts (in the order of ``FIELDS``) and its last read."""
         try:
             return self._local.cell
         except AttributeError:
-            cell = self._local.cell = [0, 0, 0, 0, None]
+            cell = self._local.cell = [0] * len(self.FIELDS) + [None]
             with self._lock:
                 self._cells.append(cell)
             return cell
@@ -103,7 +103,7 @@ class OracleCounts:
         >>> counts.njev += 1; counts.own()
         (0, 1, 0, 0)
         """
-        return tuple(self._cell()[:4])
+        return tuple(self._cell()[:-1])
 
     def add(self, nfev=0, njev=0, nifo=0, nhev=0):
         """Count calls made by the calling thread: the same as ``counts.nfev += nfev``
@@ -134,20 +134,60 @@ class OracleCounts:
     def reset(self):
         """Set the totals to zero (the per-thread counts of :meth:`own` go on)."""
         with self._lock:
-            self._zero = [sum([cell[i] for cell in self._cells]) for i in range(4)]
+            self._zero = [sum([cell[i] for cell in self._cells])
+                          for i in range(len(self.FIELDS))]
 
     def as_dict(self):
         """The totals as a dict."""
-        return {name: getattr(self, name) for name in _FIELDS}
+        return {name: getattr(self, name) for name in self.FIELDS}
 
     def __getstate__(self):
-        return {"totals": [getattr(self, name) for name in _FIELDS]}
+        return {"totals": [getattr(self, name) for name in self.FIELDS]}
 
     def __setstate__(self, state):
         self.__init__()
-        self._cell()[:4] = state["totals"]
+        self._cell()[:-1] = state["totals"]
 
     def __repr__(self):
-        d = self.as_dict()
-        return (f"OracleCounts(nfev={d['nfev']}, njev={d['njev']}, nifo={d['nifo']}, "
-                f"nhev={d['nhev']})")
+        counts = ", ".join(f"{name}={value}" for name, value in self.as_dict().items())
+        return f"{type(self).__name__}({counts})"
+
+
+class ConstraintCounts(OracleCounts):
+    """:class:`OracleCounts` with the counters of the constraint oracles of a
+    :class:`~jitopt.problems.ConstrainedProblem`: ``ncev``, the points at which the user's
+    constraint values were evaluated (``ineq`` and ``eq`` together), and ``ncjev``, the
+    points at which their gradient oracles were (one weighted sum of all the gradients).
+
+    Examples
+    --------
+    >>> from jitopt._core.counts import ConstraintCounts
+    >>> counts = ConstraintCounts()
+    >>> counts.add(nfev=1, ncev=2); counts
+    ConstraintCounts(nfev=1, njev=0, nifo=0, nhev=0, ncev=2, ncjev=0)
+    >>> counts.own()
+    (1, 0, 0, 0, 2, 0)
+    """
+
+    FIELDS = OracleCounts.FIELDS + ("ncev", "ncjev")
+
+    ncev = _counter(4, "Constraint value evaluations (total of every thread).")
+    ncjev = _counter(5, "Constraint gradient (weighted sum) evaluations (total of every "
+                        "thread).")
+
+    def add(self, nfev=0, njev=0, nifo=0, nhev=0, ncev=0, ncjev=0):
+        """Count calls made by the calling thread (see :meth:`OracleCounts.add`).
+
+        Parameters
+        ----------
+        nfev, njev, nifo, nhev, ncev, ncjev : int
+            The calls to add to each counter.
+
+        Returns
+        -------
+        None
+        """
+        super().add(nfev, njev, nifo, nhev)
+        cell = self._cell()
+        cell[4] += ncev
+        cell[5] += ncjev

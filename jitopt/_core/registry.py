@@ -32,6 +32,8 @@ METHOD_MODULES = {
     "wdha": "jitopt.transport._wdha",
     "nelder_mead": "jitopt.solvers._nelder_mead",
     "particle_swarm": "jitopt.solvers._particle_swarm",
+    "ralm": "jitopt.solvers._ralm",
+    "repm": "jitopt.solvers._repm",
 }
 
 _METHODS = {}

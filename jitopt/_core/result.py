@@ -45,6 +45,9 @@ class Status(enum.IntEnum):
     INNER_FAILURE = 9
     #: a user oracle raised an exception
     ORACLE_ERROR = 10
+    #: a constrained method stalled (or its penalty reached its cap) with the constraints
+    #: still violated beyond ``ctol``: they may be infeasible
+    INFEASIBLE = 11
     #: the callback raised :class:`StopIteration` (scipy's code)
     CALLBACK = 99
 
@@ -82,6 +85,10 @@ _MESSAGES = {
                           "{measure} {stationarity:.3e}.",
     Status.INNER_FAILURE: "An inner solver failed at iteration {nit}: {error}.",
     Status.ORACLE_ERROR: "An oracle raised an exception at iteration {nit}: {error}.",
+    Status.INFEASIBLE: "The constraint violation {violation:.2e} > ctol = {ctol:.3g} at "
+                       "iteration {nit}, where the run stalled or its penalty reached its "
+                       "cap: the constraints may be infeasible (x is then a local minimizer "
+                       "of the violation) or the start is poor.",
     Status.CALLBACK: "`callback` raised `StopIteration`.",
 }
 
@@ -97,6 +104,7 @@ _GENERIC = {
     Status.SCHEDULE_DONE: "The schedule is finished.",
     Status.INNER_FAILURE: "An inner solver failed.",
     Status.ORACLE_ERROR: "An oracle raised an exception.",
+    Status.INFEASIBLE: "The constraints are violated beyond ctol: they may be infeasible.",
     Status.CALLBACK: "`callback` raised `StopIteration`.",
 }
 

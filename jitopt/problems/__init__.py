@@ -2,8 +2,9 @@
 
 The problem types beyond :class:`jitopt.Problem` and :class:`jitopt.FiniteSumProblem`:
 stochastic difference-of-convex problems (:class:`StreamProblem`, :class:`DCProblem` and the
-penalties), variational inequalities (:class:`VIProblem` and its operators) and Wasserstein
-barycenters (:class:`BarycenterProblem`). The ready-made problems have compiled oracles and
+penalties), constrained problems on manifolds (:class:`ConstrainedProblem`, also
+``jitopt.ConstrainedProblem``), variational inequalities (:class:`VIProblem` and its
+operators) and Wasserstein barycenters (:class:`BarycenterProblem`). The ready-made problems have compiled oracles and
 known optima (``problem.fopt``, ``problem.xopt``), used by the tour, the tests, the docs and
 the benchmarks. Nothing here imports a solver."""
 
@@ -21,6 +22,7 @@ _NAMES = {
     "CappedL1": "._dc_penalties", "SCAD": "._dc_penalties", "MCP": "._dc_penalties",
     "L1MinusL2": "._dc_penalties", "VIProblem": "._vi", "AffineOperator": "._vi",
     "NormalFormOperator": "._vi", "BarycenterProblem": "._barycenter",
+    "ConstrainedProblem": "._constrained",
 }
 
 #: what the other parts of jitopt use that is not public: compiled oracles (the DC losses by

@@ -5,9 +5,11 @@ lists them, ``jitopt.available_methods(problem)`` those that take ``problem``).
 ``rgd``, ``rlbfgs``, ``rcg``, ``rtr``, ``rsdm`` and the SERENA family minimize over
 manifolds; ``online_dca`` solves stochastic difference-of-convex problems
 (:class:`jitopt.problems.DCProblem`; it lives in ``jitopt.dc``) and ``evi`` expected
-variational inequalities (:class:`jitopt.problems.VIProblem`; it lives in ``jitopt.evi``). The sparse and barycenter methods live in :mod:`jitopt.sparse` and
-:mod:`jitopt.transport`. ``nelder_mead`` and ``particle_swarm`` minimize over manifolds
-from the cost alone (derivative-free).
+variational inequalities (:class:`jitopt.problems.VIProblem`; it lives in ``jitopt.evi``);
+``ralm`` and ``repm`` minimize over manifolds with constraints
+(:class:`jitopt.ConstrainedProblem <jitopt.problems.ConstrainedProblem>`); ``nelder_mead``
+and ``particle_swarm`` minimize over manifolds from the cost alone (derivative-free). The
+sparse and barycenter methods live in :mod:`jitopt.sparse` and :mod:`jitopt.transport`.
 """
 
 from .._lazy import lazy_names
@@ -21,6 +23,7 @@ _NAMES = {
     "online_dca": "..dc",
     **{name: "..evi" for name in ("evi", "evi_gap", "EVIDomain", "ColumnGeneration")},
     "nelder_mead": "._nelder_mead", "particle_swarm": "._particle_swarm",
+    "ralm": "._ralm", "repm": "._repm",
 }
 
 #: RSDM's compiled block steps, documented as building blocks (docs/api/solvers.rst)
