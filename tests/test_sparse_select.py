@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from jitopt.problems import sparse_regression_data
+from jitopt.problems import least_squares, sparse_regression_data
 from jitopt.sets import Box
-from jitopt.sparse import (IHTClassifierCV, IHTRegressorCV, information_criterion,
-                           search_candidates)
+from jitopt.sparse import (IHTClassifier, IHTClassifierCV, IHTRegressor, IHTRegressorCV, iht,
+                           information_criterion, search_candidates)
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -244,6 +244,45 @@ def test_constraints_through_selection():
     # a cap below the true coefficients is active in the fit
     m = IHTRegressorCV(range(8), criterion="ebic", constraint=Box(-0.5, 0.5)).fit(X, y_pos)
     assert np.abs(m.coef_).max() <= 0.5 + 1e-12
+
+
+# -- always_select ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kw", [dict(), dict(swap=5), dict(relax=2.0, swap=5),
+                                dict(relax=2.0, swap=0), dict(constraint=Box(-5.0, 5.0), swap=5)])
+def test_always_select_gives_the_best_subset_containing_it(kw):
+    X, y, beta = sparse_regression_data(80, 10, 3, rho=0.3, snr=5.0, rng=13)
+    noise = int(np.flatnonzero(beta == 0)[0])
+    res = iht(least_squares(X, y), k=3, always_select=[noise], **kw)
+    best = min(itertools.combinations(range(10), 3),
+               key=lambda s: np.linalg.norm(y - X[:, s] @ np.linalg.lstsq(X[:, s], y)[0])
+               if noise in s else np.inf)
+    assert tuple(res.support) == best and noise in res.support
+
+
+def test_always_select_in_the_estimators():
+    X, y, beta = sparse_regression_data(120, 30, 3, rho=0.2, snr=10.0, rng=14)
+    truth = np.flatnonzero(beta)
+    forced = [int(np.flatnonzero(beta == 0)[0]), int(np.flatnonzero(beta == 0)[-1])]
+    for criterion in ("ebic", "cv"):
+        m = IHTRegressorCV(range(0, 8), criterion=criterion, always_select=forced).fit(X, y)
+        assert m.ks_[0] == 2 and m.k_ == 5  # counted in k
+        assert set(m.support_) == set(truth) | set(forced)
+        coef, b = _ols(X, y, m.support_)
+        np.testing.assert_allclose(m.coef_, coef, atol=1e-9)
+    assert set(forced) <= set(np.flatnonzero(IHTRegressor(3, always_select=forced).fit(X, y).coef_))
+    clf = IHTClassifierCV(range(2, 6), criterion="ebic", always_select=forced).fit(X, y > 0)
+    assert set(forced) <= set(clf.support_)
+    clf = IHTClassifier(3, always_select=forced).fit(X, y > 0)
+    assert set(forced) <= set(np.flatnonzero(clf.coef_[0]))
+    with pytest.raises(ValueError, match="always_select"):
+        IHTRegressorCV([1], always_select=forced).fit(X, y)
+    with pytest.raises(ValueError, match="always_select"):
+        IHTRegressorCV(always_select=[1, 1]).fit(X, y)
+    with pytest.raises(ValueError, match="always_select"):
+        IHTRegressorCV(always_select=[30]).fit(X, y)
+    with pytest.raises(ValueError, match="always_select"):
+        iht(least_squares(X, y), k=1, always_select=forced)
 
 
 # -- input -------------------------------------------------------------------------------------

@@ -103,7 +103,7 @@ class _IHTBase(BaseEstimator):
         return dict(constraint=self.constraint, variant=self.variant,
                     selection=self.selection, step=self.step, maxiter=self.max_iter,
                     tol=self.tol, relax=self.relax, refit=self.refit, jit=self.jit,
-                    rng=self.random_state)
+                    rng=self.random_state, always_select=self.always_select)
 
     def _solve(self, problem, k, **more):
         """:func:`iht` with the estimator's options; a ``ConvergenceWarning`` with the
@@ -136,6 +136,9 @@ class IHTRegressor(RegressorMixin, _IHTBase):
         The sparsity :math:`k` (default: 10% of the features, at least 1).
     constraint : None, "nonnegative" or jitopt.sets.ConvexSet
         A support-preserving set :math:`\Gamma` for the coefficients.
+    always_select : sequence of int, optional
+        Features always in the support, counted in :math:`k` (see
+        :func:`jitopt.sparse.iht`).
     variant : {"deterministic", "stochastic", "zeroth_order"}
     selection : {"auto", "magnitude", "gain", "signed"}
         Selection rule of the two-step projection (``"auto"``: an exact one when the
@@ -174,11 +177,13 @@ class IHTRegressor(RegressorMixin, _IHTBase):
     (array([ 1, 10, 17]), array([ 1, 10, 17]))
     """
 
-    def __init__(self, n_nonzero_coefs=None, *, constraint=None, variant="deterministic",
-                 selection="auto", relax=1.0, refit=True, fit_intercept=True, step="auto",
-                 max_iter=1000, tol=1e-7, random_state=None, jit="auto"):
+    def __init__(self, n_nonzero_coefs=None, *, constraint=None, always_select=None,
+                 variant="deterministic", selection="auto", relax=1.0, refit=True,
+                 fit_intercept=True, step="auto", max_iter=1000, tol=1e-7, random_state=None,
+                 jit="auto"):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.constraint = constraint
+        self.always_select = always_select
         self.variant = variant
         self.selection = selection
         self.relax = relax
@@ -226,6 +231,8 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
     n_nonzero_coefs : int, optional
         The sparsity :math:`k` (default: 10% of the features, at least 1).
     constraint : None, "nonnegative" or jitopt.sets.ConvexSet
+    always_select : sequence of int, optional
+        Features always in the support of every binary model, counted in :math:`k`.
     alpha : float
         Ridge weight :math:`\alpha \ge 0` (keeps the problem bounded on separable data).
     variant, selection, relax, refit, fit_intercept, step, max_iter, tol, random_state, jit
@@ -250,12 +257,13 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
     (array([3, 5, 7]), array([3, 5, 7]))
     """
 
-    def __init__(self, n_nonzero_coefs=None, *, constraint=None, alpha=1e-4,
-                 variant="deterministic", selection="auto", relax=1.0, refit=True,
+    def __init__(self, n_nonzero_coefs=None, *, constraint=None, always_select=None,
+                 alpha=1e-4, variant="deterministic", selection="auto", relax=1.0, refit=True,
                  fit_intercept=True, step="auto", max_iter=1000, tol=1e-7,
                  random_state=None, jit="auto"):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.constraint = constraint
+        self.always_select = always_select
         self.alpha = alpha
         self.variant = variant
         self.selection = selection

@@ -18,7 +18,7 @@ from ..validation import check_choice, check_int, check_real
 from ._estimators import (IHTClassifier, IHTRegressor, _fit_data, _least_squares_data,
                           _ovr_proba, _sample_weight)
 from ._iht import iht
-from ._projection import check_constraint
+from ._projection import check_always_select, check_constraint
 from ._select import CRITERIA, SEARCHES, information_criterion, search_candidates
 
 __all__ = ["IHTRegressorCV", "IHTClassifierCV"]
@@ -151,7 +151,7 @@ class _SelectBase:
     def _iht_options(self, swap):
         return dict(constraint=self.constraint, selection=self.selection, step=self.step,
                     maxiter=self.max_iter, tol=self.tol, refit=True, swap=swap, jit=self.jit,
-                    rng=self.random_state)
+                    rng=self.random_state, always_select=self.always_select)
 
     def _check_params(self):
         check_choice("criterion", self.criterion, ("cv",) + CRITERIA)
@@ -167,7 +167,12 @@ class _SelectBase:
         self._check_params()
         p = X.shape[1]
         n_w = X.shape[0] if sw is None else float(sw.sum())
-        ks = self.ks_ = _candidates(self.ks, n_w, p)
+        ks = _candidates(self.ks, n_w, p)
+        n_forced = check_always_select(self.always_select, p).shape[0]
+        ks = self.ks_ = ks[ks >= n_forced]
+        if not ks.shape[0]:
+            raise ValueError(f"ks has no candidate of at least len(always_select) = "
+                             f"{n_forced}")
         full = self._path(X, target, sw)
         if self.criterion == "cv":
             best, rows = self._cross_validate(X, y, target, sw, ks)
@@ -316,6 +321,10 @@ _SHARED_DOC = r"""
         The factor :math:`c` of the criteria's penalty.
     constraint : None, "nonnegative" or jitopt.sets.ConvexSet
         A support-preserving set for the coefficients.
+    always_select : sequence of int, optional
+        Features in every fitted support (abess's ``always_select``): counted in ``k``
+        and in :math:`\text{df}`, never exchanged out; the candidates below their number
+        are dropped.
     selection : {"auto", "magnitude", "gain", "signed"}
     %(swap)sfit_intercept : bool
     step, max_iter, tol, random_state, jit
@@ -382,8 +391,8 @@ class IHTRegressorCV(_SelectBase, IHTRegressor):
 
     def __init__(self, ks=None, *, criterion="cv", cv=5, scoring=None, n_jobs=None,
                  refit=True, search="sequential", ic_coef=1.0, constraint=None,
-                 selection="auto", swap=5, fit_intercept=True, step="auto", max_iter=1000,
-                 tol=1e-7, random_state=None, jit="auto"):
+                 always_select=None, selection="auto", swap=5, fit_intercept=True,
+                 step="auto", max_iter=1000, tol=1e-7, random_state=None, jit="auto"):
         self.ks = ks
         self.criterion = criterion
         self.cv = cv
@@ -393,6 +402,7 @@ class IHTRegressorCV(_SelectBase, IHTRegressor):
         self.search = search
         self.ic_coef = ic_coef
         self.constraint = constraint
+        self.always_select = always_select
         self.selection = selection
         self.swap = swap
         self.fit_intercept = fit_intercept
@@ -444,9 +454,9 @@ class IHTClassifierCV(_SelectBase, IHTClassifier):
     """)
 
     def __init__(self, ks=None, *, criterion="cv", cv=5, scoring=None, n_jobs=None,
-                 refit=True, search="sequential", ic_coef=1.0, constraint=None, alpha=1e-4,
-                 selection="auto", fit_intercept=True, step="auto", max_iter=1000, tol=1e-7,
-                 random_state=None, jit="auto"):
+                 refit=True, search="sequential", ic_coef=1.0, constraint=None,
+                 always_select=None, alpha=1e-4, selection="auto", fit_intercept=True,
+                 step="auto", max_iter=1000, tol=1e-7, random_state=None, jit="auto"):
         self.ks = ks
         self.criterion = criterion
         self.cv = cv
@@ -456,6 +466,7 @@ class IHTClassifierCV(_SelectBase, IHTClassifier):
         self.search = search
         self.ic_coef = ic_coef
         self.constraint = constraint
+        self.always_select = always_select
         self.alpha = alpha
         self.selection = selection
         self.fit_intercept = fit_intercept

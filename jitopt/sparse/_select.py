@@ -80,7 +80,7 @@ def information_criterion(deviance, df, n, p, criterion="ebic", ic_coef=1.0):
 
 
 def search_candidates(m, evaluate, search="sequential"):
-    """The best of ``m`` candidates (indices ``0 .. m-1``, smaller is simpler) by a score,
+    r"""The best of ``m`` candidates (indices ``0 .. m-1``, smaller is simpler) by a score,
     evaluating all of them or only those of a golden-section search.
 
     ``"sequential"`` evaluates every candidate. ``"golden"`` is an integer golden-section
