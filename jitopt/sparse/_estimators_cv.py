@@ -18,6 +18,7 @@ from ..validation import check_choice, check_int, check_real
 from ._estimators import (IHTClassifier, IHTRegressor, _fit_data, _least_squares_data,
                           _ovr_proba, _sample_weight)
 from ._iht import iht
+from ._refit import exchange_search
 from ._projection import check_always_select, check_constraint
 from ._select import CRITERIA, SEARCHES, information_criterion, search_candidates
 
@@ -77,10 +78,17 @@ class _LeastSquaresPath(_Path):
         self.problem = LeastSquares(Xs, ys)
         self.fit_intercept, self.name = est.fit_intercept, type(est).__name__
         self.options = est._iht_options(swap=est.swap if c.separable else 0)
+        self.bounds = c.kernel_args(X.shape[1])[:2]
 
     def _fit(self, x0, k):
         if k == 0:
-            return np.zeros(self.X.shape[1]), 0
+            return np.zeros(self.X.shape[1]), 1
+        if x0 is not None and self.options["swap"] > 0:
+            # from the previous fit: the best additions up to k, then the exchanges
+            lo, hi = self.bounds
+            x, _, n_swaps = exchange_search(self.problem, x0, k, lo, hi, self.options["swap"],
+                                            always_select=self.options["always_select"])
+            return x, n_swaps + 1  # the rounds of the search
         res = self._solve(self.problem, x0, k)
         return res.x, res.nit
 
@@ -91,7 +99,8 @@ class _LeastSquaresPath(_Path):
     def deviance(self, i):
         """abess's :math:`n\\log(\\mathrm{RSS}/(2n))`, weighted."""
         coef, b = self.model(i)
-        r = self.y - self.X @ coef - b
+        nz = np.flatnonzero(coef)
+        r = self.y - self.X[:, nz] @ coef[nz] - b
         rss = r @ r if self.sw is None else self.sw @ (r * r)
         with np.errstate(divide="ignore"):
             return self.n_w * np.log(rss / (2.0 * self.n_w))
@@ -122,7 +131,7 @@ class _LogisticPath(_Path):
                     q = np.average(labels > 0, weights=self.sw)
                     x[p] = math.log(q / (1.0 - q))
                 xs.append(x)
-                nits.append(0)
+                nits.append(1)
                 continue
             res = self._solve(problem, None if x0 is None else x0[t], k,
                               n_unconstrained=int(self.fit_intercept))
@@ -280,9 +289,11 @@ class _SelectBase:
 _SHARED_DOC = r"""
     The candidates are fitted in increasing order, each warm-started from the fit at the
     previous candidate (a point with fewer than ``k`` nonzeros, which the two-step
-    projection leaves unchanged), by :func:`jitopt.sparse.iht` with the exchange search
-    (``swap``, for least squares with a box, the orthant or no constraint) and a refit on
-    the final support; ``k = 0`` is the intercept-only model. ``criterion="cv"`` scores each
+    projection leaves unchanged): by :func:`jitopt.sparse.iht` with a refit on the final
+    support, or, for least squares with a box, the orthant or no constraint, by the
+    exchange search (``swap``) alone after the first candidate (the best additions up to
+    ``k``, then exchanges, each support refitted exactly: abess's path, with the bounds);
+    ``k = 0`` is the intercept-only model. ``criterion="cv"`` scores each
     candidate on the test rows of every split of ``cv`` (one path per split, on its training
     rows); ``k_`` is the smallest candidate with the largest mean score, and the model is
     then refitted on all rows along the path up to ``k_``. An information criterion
@@ -357,7 +368,8 @@ _SHARED_DOC = r"""
         The coefficients fitted on all rows, one row per candidate of ``ks_`` (NaN for those
         not fitted on all rows).
     n_iter_
-        Iterations of the fit at ``k_``.
+        Iterations of the fit at ``k_`` (IHT iterations, or rounds of the exchange search;
+        1 for the intercept-only model).
     n_features_in_ : int
 
     References

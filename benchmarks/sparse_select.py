@@ -1,0 +1,119 @@
+"""Choosing k: IHTRegressorCV (CV, EBIC, GIC, golden-section CV) against abess (cv=5, EBIC, GIC)
+on abess's own benchmark setting (n = 500, p = 8000, k = 10, constant correlation rho): exact
+support, TPR, FPR, prediction error, coefficient error, chosen k and time, with our/abess ratios.
+
+``--small`` runs n = 200, p = 1000 (a quick check); ``--reps`` sets the replications."""
+
+import argparse
+import statistics
+import time
+import warnings
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from jitopt.sparse import IHTRegressorCV
+
+from ._common import print_table
+
+
+def make_data(n, p, k, rho, rng):
+    """abess's design (``make_glm_data(corr_type="const")``) without the p x p covariance:
+    ``X = sqrt(rho) z 1^T + sqrt(1 - rho) E``, nonzeros ``U[m, 100 m]`` with random signs,
+    ``m = 5 sqrt(2 log p / n)``, unit noise; a test set of the same size."""
+    def design(rows):
+        return np.sqrt(rho) * rng.standard_normal((rows, 1)) + \
+            np.sqrt(1 - rho) * rng.standard_normal((rows, p))
+    m = 5 * np.sqrt(2 * np.log(p) / n)
+    beta = np.zeros(p)
+    support = rng.choice(p, k, replace=False)
+    beta[support] = rng.uniform(m, 100 * m, k) * rng.choice([-1.0, 1.0], k)
+    X, Xt = design(n), design(n)
+    return X, X @ beta + rng.standard_normal(n), Xt, Xt @ beta + rng.standard_normal(n), beta
+
+
+def methods(ks):
+    ours = {
+        "jitopt cv=5": lambda: IHTRegressorCV(ks, cv=5),
+        "jitopt EBIC": lambda: IHTRegressorCV(criterion="ebic"),
+        "jitopt GIC": lambda: IHTRegressorCV(ks, criterion="gic"),
+        "jitopt golden cv=5": lambda: IHTRegressorCV(ks, cv=5, search="golden"),
+    }
+    try:
+        import abess
+    except ImportError:
+        return ours, {}
+    theirs = {
+        "abess cv=5": lambda: abess.LinearRegression(support_size=ks, cv=5, thread=1),
+        "abess EBIC": lambda: abess.LinearRegression(thread=1),
+        "abess GIC": lambda: abess.LinearRegression(support_size=ks, ic_type="gic", thread=1),
+        "abess gs cv=5": lambda: abess.LinearRegression(path_type="gs", s_min=0,
+                                                        s_max=ks[-1], cv=5, thread=1),
+    }
+    return ours, theirs
+
+
+PAIRS = {"jitopt cv=5": "abess cv=5", "jitopt EBIC": "abess EBIC", "jitopt GIC": "abess GIC",
+         "jitopt golden cv=5": "abess gs cv=5"}
+
+
+def run(n, p, k, rhos, reps, seed):
+    ks = list(range(0, 100 if p > 1000 else 50))
+    ours, theirs = methods(ks)
+    every = {**ours, **theirs}
+    X, y, _, _, _ = make_data(n, p, k, 0.1, np.random.default_rng(seed))
+    t = time.process_time()
+    for make in ours.values():  # compile (or load) the kernels before timing
+        make().fit(X[:100, :200], y[:100])
+    print(f"warm-up (JIT compile or cache load): {time.process_time() - t:.1f} s CPU")
+    for rho in rhos:
+        stats = {name: [] for name in every}
+        for r in range(reps):
+            rng = np.random.default_rng(seed + r)
+            X, y, Xt, yt, beta = make_data(n, p, k, rho, rng)
+            truth = set(np.flatnonzero(beta))
+            for name, make in every.items():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    t = time.perf_counter()
+                    model = make().fit(X, y)
+                    elapsed = time.perf_counter() - t
+                coef = np.ravel(model.coef_)
+                chosen = set(np.flatnonzero(coef))
+                stats[name].append(dict(
+                    exact=chosen == truth, tpr=len(chosen & truth) / k,
+                    fpr=len(chosen - truth) / (p - k), fp=len(chosen - truth),
+                    pred=float(np.linalg.norm(yt - model.predict(Xt))),
+                    coef=float(np.linalg.norm(coef - beta)), k=len(chosen), time=elapsed))
+        rows = []
+        for name, runs in stats.items():
+            agg = {key: statistics.mean(d[key] for d in runs) for key in runs[0]}
+            agg["time"] = statistics.median(d["time"] for d in runs)
+            agg["exact"] = sum(d["exact"] for d in runs)
+            ref = PAIRS.get(name)
+            ratio = ""
+            if ref in stats:
+                ref_time = statistics.median(d["time"] for d in stats[ref])
+                ref_pred = statistics.mean(d["pred"] for d in stats[ref])
+                ratio = f"{agg['pred'] / ref_pred:.3f} / {agg['time'] / ref_time:.2f}"
+            rows.append([name, f"{agg['exact']}/{reps}", agg["tpr"], agg["fpr"], agg["fp"],
+                         agg["k"], agg["pred"], agg["coef"], agg["time"], ratio])
+        print(f"\nrho = {rho}: n = {n}, p = {p}, k = {k}, {reps} replications "
+              f"(seeds {seed}..{seed + reps - 1})")
+        print_table([("method", "s"), ("exact", "s"), ("TPR", ".3f"), ("FPR", ".5f"),
+                     ("false pos.", ".1f"), ("k", ".1f"), ("|y-yhat|", ".2f"),
+                     ("|b-beta|", ".3f"), ("time s", ".3f"),
+                     ("pred/time vs abess", "s")], rows)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks sparse_select",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--small", action="store_true", help="n = 200, p = 1000")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--rho", type=float, nargs="+", default=[0.1, 0.7])
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    n, p = (200, 1000) if args.small else (500, 8000)
+    with threadpool_limits(1):
+        run(n, p, 10, args.rho, args.reps, args.seed)
