@@ -285,6 +285,32 @@ def test_always_select_in_the_estimators():
         iht(least_squares(X, y), k=1, always_select=forced)
 
 
+# -- screening --------------------------------------------------------------------------------
+
+def test_screening_keeps_forced_features_and_the_original_p():
+    X, y, beta = sparse_regression_data(80, 600, 3, snr=10.0, rng=15)
+    truth = np.flatnonzero(beta)
+    weak = int(np.argmin(np.abs((X - X.mean(0)).T @ (y - y.mean()))))  # least correlated
+    full = IHTRegressorCV(range(6), criterion="ebic").fit(X, y)
+    for kw in (dict(screening_size=20), dict(screening_size="auto")):
+        m = IHTRegressorCV(range(6), criterion="ebic", **kw).fit(X, y)
+        assert m.k_ == full.k_ == 3 and np.array_equal(m.support_, truth)
+        np.testing.assert_allclose(m.coef_, full.coef_, atol=1e-10)
+    m = IHTRegressorCV(range(1, 6), criterion="ebic", screening_size=10,
+                       always_select=[weak]).fit(X, y)
+    assert weak in m.support_ and m.coef_.shape == (600,)
+    res = m.cv_results_  # the criterion with p = 600, not the 10 screened features
+    np.testing.assert_allclose(res["criterion"], information_criterion(
+        res["deviance"], res["n_nonzero"], 80, 600, "ebic"))
+    clf = IHTClassifierCV(range(1, 5), criterion="ebic", screening_size=12,
+                          always_select=[weak]).fit(X, y > 0)
+    assert weak in clf.support_
+    m = IHTRegressorCV(range(6), screening_size=20).fit(X, y)  # CV: screened in every split
+    assert set(truth) <= set(m.support_)
+    with pytest.raises(ValueError, match="screening_size"):
+        IHTRegressorCV(range(6), screening_size=4).fit(X, y)
+
+
 # -- input -------------------------------------------------------------------------------------
 
 def test_bad_input():
@@ -306,7 +332,7 @@ def test_bad_input():
 
 
 @pytest.mark.parametrize("est", [IHTRegressorCV(), IHTRegressorCV(criterion="ebic"),
-                                 IHTClassifierCV(criterion="ebic"), IHTClassifierCV(cv=3)],
+                                 IHTClassifierCV(criterion="ebic"), IHTClassifierCV(cv=2)],
                          ids=["RegressorCV", "RegressorEBIC", "ClassifierEBIC", "ClassifierCV"])
 def test_check_estimator(est):
     from sklearn.utils.estimator_checks import check_estimator

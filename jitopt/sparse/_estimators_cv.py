@@ -68,6 +68,28 @@ class _Path:
     def df(self, i):
         return int(np.count_nonzero(self.model(i)[0]))
 
+    def _screen(self, est, stat):
+        """The fitted columns (sorted): all, or with ``est._screen = m`` the forced ones and
+        the ``m - |F|`` others of largest marginal statistic ``stat``; and the options of
+        :func:`iht` with the forced features as positions among them."""
+        p = stat.shape[0]
+        forced = check_always_select(est.always_select, p)
+        keep = np.arange(p)
+        if est._screen is not None:
+            score = np.where(np.isfinite(stat), stat, 0.0)
+            score[forced] = np.inf
+            keep = np.sort(np.argsort(-score, kind="stable")[:est._screen])
+        self.keep = keep
+        return np.searchsorted(keep, forced)
+
+    def _full(self, coef):
+        """Coefficients on all the columns from those on the fitted ones."""
+        if self.keep.shape[0] == coef.shape[-1] == self.X.shape[1]:
+            return coef
+        out = np.zeros(coef.shape[:-1] + (self.X.shape[1],))
+        out[..., self.keep] = coef
+        return out
+
 
 class _LeastSquaresPath(_Path):
     def __init__(self, est, X, y, sw):
@@ -75,14 +97,18 @@ class _LeastSquaresPath(_Path):
         c = check_constraint(est.constraint, X.shape[1])
         Xs, ys, self.x_mean, self.y_mean, self.shift = _least_squares_data(
             X, y, sw, est.fit_intercept, c.cone)
+        with np.errstate(invalid="ignore", divide="ignore"):  # the marginal correlations
+            forced = self._screen(est, np.abs(ys @ Xs) / np.sqrt(np.einsum("ij,ij->j", Xs, Xs)))
+        if self.keep.shape[0] < X.shape[1]:
+            Xs = np.ascontiguousarray(Xs[:, self.keep])
         self.problem = LeastSquares(Xs, ys)
         self.fit_intercept, self.name = est.fit_intercept, type(est).__name__
-        self.options = est._iht_options(swap=est.swap if c.separable else 0)
-        self.bounds = c.kernel_args(X.shape[1])[:2]
+        self.options = est._iht_options(est.swap if c.separable else 0, forced)
+        self.bounds = c.kernel_args(Xs.shape[1])[:2]
 
     def _fit(self, x0, k):
         if k == 0:
-            return np.zeros(self.X.shape[1]), 1
+            return np.zeros(self.keep.shape[0]), 1
         if x0 is not None and self.options["swap"] > 0:
             # from the previous fit: the best additions up to k, then the exchanges
             lo, hi = self.bounds
@@ -93,7 +119,7 @@ class _LeastSquaresPath(_Path):
         return res.x, res.nit
 
     def model(self, i):
-        coef = np.ldexp(self.x[i], self.shift)
+        coef = self._full(np.ldexp(self.x[i], self.shift))
         return coef, float(self.y_mean - self.x_mean @ coef) if self.fit_intercept else 0.0
 
     def deviance(self, i):
@@ -117,12 +143,22 @@ class _LogisticPath(_Path):
         self.complete = np.unique(codes).shape[0] == n_classes
         self.labels = [np.where(codes == c, 1.0, -1.0)
                        for c in ([1] if n_classes == 2 else range(n_classes))]
-        self.problems = [Logistic(X, t, est.alpha, est.fit_intercept, sw) for t in self.labels]
+        # the score statistics at the null model, |x~' W (t - q)| / ||x~||_W, largest over
+        # the binary models
+        Xc = X - np.average(X, axis=0, weights=sw)
+        w = np.ones(X.shape[0]) if sw is None else sw
+        t01 = np.column_stack(self.labels) > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            stat = np.abs(Xc.T @ (w[:, None] * (t01 - np.average(t01, axis=0, weights=sw))))
+            stat = (stat / np.sqrt(w @ (Xc * Xc))[:, None]).max(axis=1)
+        forced = self._screen(est, stat)
+        Xk = X if self.keep.shape[0] == X.shape[1] else np.ascontiguousarray(X[:, self.keep])
+        self.problems = [Logistic(Xk, t, est.alpha, est.fit_intercept, sw) for t in self.labels]
         self.fit_intercept, self.name = est.fit_intercept, type(est).__name__
-        self.options = est._iht_options(swap=0)
+        self.options = est._iht_options(0, forced)
 
     def _fit(self, x0, k):
-        p = self.X.shape[1]
+        p = self.keep.shape[0]
         xs, nits = [], []
         for t, (labels, problem) in enumerate(zip(self.labels, self.problems)):
             if k == 0:  # the intercept-only model: the log-odds of the weighted mean
@@ -140,9 +176,9 @@ class _LogisticPath(_Path):
         return np.array(xs), np.array(nits)
 
     def model(self, i):
-        p = self.X.shape[1]
+        p = self.keep.shape[0]
         x = self.x[i]
-        return x[:, :p], x[:, p] if self.fit_intercept else np.zeros(x.shape[0])
+        return self._full(x[:, :p]), x[:, p] if self.fit_intercept else np.zeros(x.shape[0])
 
     def deviance(self, i):
         """Twice the weighted negative log-likelihood, summed over the binary models."""
@@ -157,10 +193,10 @@ class _SelectBase:
     """The search over ``k`` shared by the two estimators (a mixin before the fixed-``k``
     estimator, whose ``predict`` it keeps)."""
 
-    def _iht_options(self, swap):
+    def _iht_options(self, swap, forced):
         return dict(constraint=self.constraint, selection=self.selection, step=self.step,
                     maxiter=self.max_iter, tol=self.tol, refit=True, swap=swap, jit=self.jit,
-                    rng=self.random_state, always_select=self.always_select)
+                    rng=self.random_state, always_select=forced)
 
     def _check_params(self):
         check_choice("criterion", self.criterion, ("cv",) + CRITERIA)
@@ -182,6 +218,7 @@ class _SelectBase:
         if not ks.shape[0]:
             raise ValueError(f"ks has no candidate of at least len(always_select) = "
                              f"{n_forced}")
+        self._screen = self._screening(ks, n_w, p)
         full = self._path(X, target, sw)
         if self.criterion == "cv":
             best, rows = self._cross_validate(X, y, target, sw, ks)
@@ -202,6 +239,19 @@ class _SelectBase:
         for i in full.x:
             path[i] = full.model(i)[0]
         self.path_ = path
+
+    def _screening(self, ks, n_w, p):
+        """The number of columns kept by the screening, or None for all."""
+        m = self.screening_size
+        if m is None:
+            return None
+        if isinstance(m, str) and m == "auto":
+            m = min(p, max(2 * int(ks[-1]), int(n_w / math.log(max(n_w, math.e)))))
+        m = check_int("screening_size", m, low=max(1, int(ks[-1])), high=p)
+        if check_constraint(self.constraint, p).dim is not None:
+            raise ValueError("screening_size needs a constraint without a fixed dimension "
+                             "(a set for every number of features)")
+        return m
 
     def _information(self, full, ks, n_w, p):
         if self.criterion == "gic" and n_w <= math.e:
@@ -336,6 +386,16 @@ _SHARED_DOC = r"""
         Features in every fitted support (abess's ``always_select``): counted in ``k``
         and in :math:`\text{df}`, never exchanged out; the candidates below their number
         are dropped.
+    screening_size : None, int or "auto"
+        For :math:`p \gg n`: fit only the forced features and the ``screening_size``
+        minus their number of largest marginal statistic (the weighted correlation with
+        ``y`` of each centred feature, for the classifier the score statistic of the null
+        model, largest over the binary models): one pass over ``X``, on the training rows
+        of each split and again on all rows. ``"auto"``:
+        :math:`\min(p, \max(2\max k, \lfloor n/\log n\rfloor))` (the sure-independence
+        size of Fan & Lv). At least the largest candidate. The criteria keep the original
+        :math:`p`; ``coef_`` has all :math:`p` entries. The best-subset search is then over
+        the screened features only.
     selection : {"auto", "magnitude", "gain", "signed"}
     %(swap)sfit_intercept : bool
     step, max_iter, tol, random_state, jit
@@ -403,8 +463,9 @@ class IHTRegressorCV(_SelectBase, IHTRegressor):
 
     def __init__(self, ks=None, *, criterion="cv", cv=5, scoring=None, n_jobs=None,
                  refit=True, search="sequential", ic_coef=1.0, constraint=None,
-                 always_select=None, selection="auto", swap=5, fit_intercept=True,
-                 step="auto", max_iter=1000, tol=1e-7, random_state=None, jit="auto"):
+                 always_select=None, screening_size=None, selection="auto", swap=5,
+                 fit_intercept=True, step="auto", max_iter=1000, tol=1e-7, random_state=None,
+                 jit="auto"):
         self.ks = ks
         self.criterion = criterion
         self.cv = cv
@@ -415,6 +476,7 @@ class IHTRegressorCV(_SelectBase, IHTRegressor):
         self.ic_coef = ic_coef
         self.constraint = constraint
         self.always_select = always_select
+        self.screening_size = screening_size
         self.selection = selection
         self.swap = swap
         self.fit_intercept = fit_intercept
@@ -467,8 +529,9 @@ class IHTClassifierCV(_SelectBase, IHTClassifier):
 
     def __init__(self, ks=None, *, criterion="cv", cv=5, scoring=None, n_jobs=None,
                  refit=True, search="sequential", ic_coef=1.0, constraint=None,
-                 always_select=None, alpha=1e-4, selection="auto", fit_intercept=True,
-                 step="auto", max_iter=1000, tol=1e-7, random_state=None, jit="auto"):
+                 always_select=None, screening_size=None, alpha=1e-4, selection="auto",
+                 fit_intercept=True, step="auto", max_iter=1000, tol=1e-7, random_state=None,
+                 jit="auto"):
         self.ks = ks
         self.criterion = criterion
         self.cv = cv
@@ -479,6 +542,7 @@ class IHTClassifierCV(_SelectBase, IHTClassifier):
         self.ic_coef = ic_coef
         self.constraint = constraint
         self.always_select = always_select
+        self.screening_size = screening_size
         self.alpha = alpha
         self.selection = selection
         self.fit_intercept = fit_intercept
