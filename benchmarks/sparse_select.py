@@ -1,4 +1,4 @@
-"""Choosing k: IHTRegressorCV (CV, EBIC, GIC, golden-section CV) against abess (cv=5, EBIC, GIC)
+"""Choosing k: IHTRegressorCV (CV, CV with the 1-SE rule, EBIC, GIC, golden-section CV) against abess (cv=5, EBIC, GIC)
 on abess's own benchmark setting (n = 500, p = 8000, k = 10, constant correlation rho): exact
 support, TPR, FPR, prediction error, coefficient error, chosen k and time, with our/abess ratios
 (EBIC with screening_size="auto" is compared with abess's EBIC without screening).
@@ -40,6 +40,7 @@ def make_data(n, p, k, rho, rng):
 def methods(ks):
     ours = {
         "jitopt cv=5": lambda: IHTRegressorCV(ks, cv=5),
+        "jitopt cv=5 1se": lambda: IHTRegressorCV(ks, cv=5, k_rule="1se"),
         "jitopt EBIC": lambda: IHTRegressorCV(criterion="ebic"),
         "jitopt GIC": lambda: IHTRegressorCV(ks, criterion="gic"),
         "jitopt golden cv=5": lambda: IHTRegressorCV(ks, cv=5, search="golden"),
@@ -60,7 +61,7 @@ def methods(ks):
     return ours, theirs
 
 
-PAIRS = {"jitopt cv=5": "abess cv=5", "jitopt EBIC": "abess EBIC", "jitopt GIC": "abess GIC",
+PAIRS = {"jitopt cv=5": "abess cv=5", "jitopt cv=5 1se": "abess cv=5", "jitopt EBIC": "abess EBIC", "jitopt GIC": "abess GIC",
          "jitopt golden cv=5": "abess gs cv=5", "jitopt EBIC screened": "abess EBIC"}
 
 

@@ -145,6 +145,18 @@ def test_cv_n_jobs_scoring_and_refit_false():
         d.predict(X)
 
 
+def test_one_standard_error_rule():
+    X, y, _ = sparse_regression_data(60, 30, 3, snr=2.0, rng=19)  # CV's best adds noise
+    best = IHTRegressorCV(range(12)).fit(X, y)
+    one_se = IHTRegressorCV(range(12), k_rule="1se").fit(X, y)
+    res = one_se.cv_results_
+    mean, row = res["mean_test_score"], int(np.argmax(res["mean_test_score"]))
+    assert best.k_ == row
+    threshold = mean[row] - res["std_test_score"][row] / np.sqrt(5)
+    assert one_se.k_ == int(np.flatnonzero(mean >= threshold)[0]) == 3 < best.k_ == 6
+    np.testing.assert_allclose(mean, best.cv_results_["mean_test_score"])
+
+
 def test_golden_search_equals_sequential_with_fewer_evaluations():
     X, y, beta = sparse_regression_data(150, 40, 5, rho=0.2, snr=10.0, rng=7)
     ks = range(0, 30)
@@ -318,7 +330,9 @@ def test_bad_input():
     for kwargs, match in [(dict(criterion="hqic"), "criterion"), (dict(ks=[-1, 2]), "ks"),
                           (dict(ks=[]), "ks"), (dict(ks=[7]), "ks"),
                           (dict(ks=["a"]), "ks"), (dict(search="binary"), "search"),
-                          (dict(ic_coef=0.0), "ic_coef"), (dict(swap=-1), "swap")]:
+                          (dict(ic_coef=0.0), "ic_coef"), (dict(swap=-1), "swap"),
+                          (dict(k_rule="2se"), "k_rule"),
+                          (dict(screening_size="all"), "screening_size")]:
         with pytest.raises((ValueError, TypeError), match=match):
             IHTRegressorCV(**kwargs).fit(X, y)
     with pytest.raises(ValueError, match="gic"):

@@ -49,6 +49,7 @@ class _SelectBase:
     def _check_params(self):
         check_choice("criterion", self.criterion, ("cv",) + CRITERIA)
         check_choice("search", self.search, SEARCHES)
+        check_choice("k_rule", self.k_rule, ("best", "1se"))
         check_real("ic_coef", self.ic_coef, low=0.0, low_open=True)
         if isinstance(self.swap, bool) or not isinstance(self.swap, numbers.Integral) \
                 or self.swap < 0:
@@ -156,6 +157,10 @@ class _SelectBase:
         with np.errstate(invalid="ignore"):  # (-inf scores of splits lacking a class)
             results["std_test_score"] = scores.std(axis=1)
         results["rank_test_score"] = 1 + np.array([np.sum(mean > m) for m in mean])
+        if self.k_rule == "1se":  # the smallest k within a standard error of the best
+            row = idx.index(best)
+            se = float(np.nan_to_num(results["std_test_score"][row])) / math.sqrt(len(splits))
+            best = idx[int(np.flatnonzero(mean >= mean[row] - se)[0])]
         self.cv_results_, self.n_splits_ = results, len(splits)
         self.best_score_ = float(table[best].mean())
         return best, table
@@ -193,7 +198,8 @@ _SHARED_DOC = r"""
     ``k``, then exchanges, each support refitted exactly: abess's path, with the bounds);
     ``k = 0`` is the intercept-only model. ``criterion="cv"`` scores each
     candidate on the test rows of every split of ``cv`` (one path per split, on its training
-    rows); ``k_`` is the smallest candidate with the largest mean score, and the model is
+    rows); ``k_`` is the smallest candidate with the largest mean score (or, with
+    ``k_rule="1se"``, the smallest within a standard error of it), and the model is
     then refitted on all rows along the path up to ``k_``. An information criterion
     (:func:`jitopt.sparse.information_criterion`, computed as abess computes it, with
     :math:`n = \sum_i s_i` and :math:`\text{df}` the nonzero coefficients) is minimized
@@ -218,6 +224,11 @@ _SHARED_DOC = r"""
     cv : int, cross-validation splitter or iterable of (train, test) index arrays
         As in scikit-learn (``sklearn.model_selection.check_cv``); used with
         ``criterion="cv"``.
+    k_rule : {"best", "1se"}
+        CV's choice: the smallest candidate with the best mean score (scikit-learn's), or
+        the smallest whose mean score is within one standard error
+        (:math:`\text{std}/\sqrt{\text{splits}}`) of the best (fewer noise features: the
+        minimum of a CV curve is not selection-consistent).
     scoring : str or callable, optional
         A scikit-learn scorer for the test rows; default the negated weighted mean loss
         (%(loss)s), computed from the linear predictor.
@@ -309,14 +320,15 @@ class IHTRegressorCV(_SelectBase, IHTRegressor):
     (3, array([ 1, 10, 17]), array([ 1, 10, 17]))
     """)
 
-    def __init__(self, ks=None, *, criterion="cv", cv=5, scoring=None, n_jobs=None,
-                 refit=True, search="sequential", ic_coef=1.0, constraint=None,
+    def __init__(self, ks=None, *, criterion="cv", cv=5, k_rule="best", scoring=None,
+                 n_jobs=None, refit=True, search="sequential", ic_coef=1.0, constraint=None,
                  always_select=None, screening_size=None, selection="auto", swap=5,
                  fit_intercept=True, step="auto", max_iter=1000, tol=1e-7, random_state=None,
                  jit="auto"):
         self.ks = ks
         self.criterion = criterion
         self.cv = cv
+        self.k_rule = k_rule
         self.scoring = scoring
         self.n_jobs = n_jobs
         self.refit = refit
@@ -375,14 +387,15 @@ class IHTClassifierCV(_SelectBase, IHTClassifier):
     (3, array([ 0,  5, 13]), array([ 0,  5, 13]))
     """)
 
-    def __init__(self, ks=None, *, criterion="cv", cv=5, scoring=None, n_jobs=None,
-                 refit=True, search="sequential", ic_coef=1.0, constraint=None,
+    def __init__(self, ks=None, *, criterion="cv", cv=5, k_rule="best", scoring=None,
+                 n_jobs=None, refit=True, search="sequential", ic_coef=1.0, constraint=None,
                  always_select=None, screening_size=None, alpha=1e-4, selection="auto",
                  fit_intercept=True, step="auto", max_iter=1000, tol=1e-7, random_state=None,
                  jit="auto"):
         self.ks = ks
         self.criterion = criterion
         self.cv = cv
+        self.k_rule = k_rule
         self.scoring = scoring
         self.n_jobs = n_jobs
         self.refit = refit
