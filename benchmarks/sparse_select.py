@@ -1,7 +1,8 @@
-"""Choosing k: IHTRegressorCV (CV, CV with the 1-SE rule, EBIC, GIC, golden-section CV) against abess (cv=5, EBIC, GIC)
-on abess's own benchmark setting (n = 500, p = 8000, k = 10, constant correlation rho): exact
-support, TPR, FPR, prediction error, coefficient error, chosen k and time, with our/abess ratios
-(EBIC with screening_size="auto" is compared with abess's EBIC without screening).
+"""Choosing k: IHTRegressorCV (CV, CV with the 1-SE rule, EBIC, GIC, golden-section CV) against
+abess (cv=5, EBIC, GIC) on abess's own benchmark setting (n = 500, p = 8000, k = 10, constant
+correlation rho): exact support, TPR, FPR, prediction error, coefficient error, chosen k and
+time, with our/abess ratios (EBIC with screening_size="auto" is compared with abess's EBIC
+without screening).
 
 Then the diabetes data with pairwise products (64 features), 70/30 splits: test MSE, chosen k
 and time against abess in the same modes.
