@@ -66,6 +66,27 @@ def test_information_criterion_equals_abess(ic_type):
         pytest.approx(model.eval_loss_, rel=1e-10)
 
 
+@pytest.mark.parametrize("ic_type", ["aic", "gic", "ebic"])
+def test_choice_equals_abess(ic_type):
+    """Same data, same candidates: the criterion path and the chosen k equal abess's (AIC
+    keeps noise features here, so a wrong penalty constant would show)."""
+    abess = pytest.importorskip("abess")
+    X, y, _ = sparse_regression_data(40, 8, 2, rho=0.3, snr=2.0, rng=20)
+    ks = range(0, 8)
+    ours = IHTRegressorCV(ks, criterion=ic_type).fit(X, y)
+    theirs = [abess.LinearRegression(support_size=[k], ic_type=ic_type, thread=1).fit(X, y)
+              for k in ks]
+    theirs = np.array([m.eval_loss_ for m in theirs])
+    # equal where both find the best subset; at k = 7 abess's fit is worse than ours
+    np.testing.assert_allclose(ours.criterion_[:7], theirs[:7], rtol=1e-9)
+    assert ours.criterion_[7] < theirs[7] - 0.1
+    chosen = abess.LinearRegression(support_size=ks, ic_type=ic_type, thread=1).fit(X, y)
+    assert ours.k_ == np.count_nonzero(chosen.coef_)
+    np.testing.assert_allclose(ours.coef_, chosen.coef_, atol=1e-8)
+    if ic_type == "aic":
+        assert ours.k_ > 2
+
+
 # -- the path against brute force -------------------------------------------------------------
 
 @pytest.mark.parametrize("criterion", ["ebic", "gic", "bic", "aic"])
