@@ -4,7 +4,7 @@ import numpy as np
 
 from .._core.problem import FiniteSumProblem
 from ..validation import check_array, check_int, check_real, check_rng
-from ._sparse_kernels import least_squares_kernel, logistic_kernel
+from ._sparse_kernels import least_squares_kernel, weighted_logistic_kernel
 
 __all__ = ["least_squares", "logistic", "sparse_regression_data", "LeastSquares", "Logistic"]
 
@@ -221,7 +221,9 @@ def _top_eigenvalue(A):
 
 class Logistic(FiniteSumProblem):
     r"""Logistic regression :math:`R(w) = \frac1n\sum_i \log(1 + e^{-y_i(x_i^\top w + b)}) +
-    \frac\alpha2\|w\|^2` with labels :math:`y_i \in \{-1, +1\}`.
+    \frac\alpha2\|w\|^2` with labels :math:`y_i \in \{-1, +1\}`; with sample weights
+    :math:`s_i \ge 0` the mean is :math:`\sum_i s_i\,\ell_i/\sum_i s_i` (minibatches too), so
+    integer weights give the problem of the repeated rows.
 
     The point is :math:`w \in \mathbb R^p`, or :math:`(w, b) \in \mathbb R^{p+1}` (intercept
     last, not penalized) when ``fit_intercept=True``.
@@ -236,6 +238,8 @@ class Logistic(FiniteSumProblem):
         Weight :math:`\alpha \ge 0` of the ridge term.
     fit_intercept : bool
         Add the intercept :math:`b`.
+    sample_weight : array_like, shape (n,), optional
+        Nonnegative finite weights :math:`s_i`, not all zero (default: all 1).
 
     Examples
     --------
@@ -246,12 +250,20 @@ class Logistic(FiniteSumProblem):
     (0.693147, array([-0.5]))
     """
 
-    def __init__(self, X, y, alpha=0.0, fit_intercept=False):
+    def __init__(self, X, y, alpha=0.0, fit_intercept=False, sample_weight=None):
         from ..manifolds import Euclidean
 
         X, y = _data(X, y)
         if not np.all(np.abs(y) == 1):
             raise ValueError("y must hold labels -1 and +1")
+        self.sample_weight = np.empty(0)
+        if sample_weight is not None:
+            sw = np.require(_real("sample_weight", sample_weight), float, "CW")
+            if sw.shape != y.shape or not (np.isfinite(sw).all() and (sw >= 0).all()) \
+                    or not sw.any():
+                raise ValueError(f"sample_weight must hold {y.shape[0]} nonnegative finite "
+                                 f"weights, not all zero")
+            self.sample_weight = sw
         self.alpha = check_real("alpha", alpha, low=0.0)
         self.fit_intercept = bool(fit_intercept)
         self.X, self.y = X, y
@@ -260,8 +272,9 @@ class Logistic(FiniteSumProblem):
         super().__init__(Euclidean(p + self.fit_intercept), self._cost_idx, self._egrad_idx, n)
 
     def _fg(self, w, idx):
-        return logistic_kernel(np.require(w, float, "CW"), self.X, self.y, idx,
-                         self.alpha, self.fit_intercept)
+        return weighted_logistic_kernel(np.require(w, float, "CW"), self.X, self.y,
+                                        self.sample_weight, idx, self.alpha,
+                                        self.fit_intercept)
 
     def _cost_idx(self, w, idx):
         return self._fg(w, idx)[0]
@@ -276,12 +289,17 @@ class Logistic(FiniteSumProblem):
         return float(f), g
 
     def lipschitz(self):
-        r""":math:`\lambda_{\max}(\tilde X^\top \tilde X)/(4n) + \alpha`, with :math:`\tilde X` the
-        data (and a column of ones for the intercept)."""
+        r""":math:`\lambda_{\max}(\tilde X^\top S\tilde X)/(4\sum_i s_i) + \alpha`, with
+        :math:`\tilde X` the data (and a column of ones for the intercept), :math:`S` the
+        diagonal of the sample weights."""
         if self._lipschitz is None:
             A = np.hstack([self.X, np.ones((self.X.shape[0], 1))]) if self.fit_intercept \
                 else self.X
-            self._lipschitz = _top_eigenvalue(A) / (4 * self.n_samples) + self.alpha
+            total = self.n_samples
+            if self.sample_weight.shape[0]:
+                A = A * np.sqrt(self.sample_weight)[:, None]
+                total = self.sample_weight.sum()
+            self._lipschitz = _top_eigenvalue(A) / (4 * total) + self.alpha
         return self._lipschitz
 
 
@@ -315,7 +333,7 @@ def least_squares(X, y, gram="auto"):
     return LeastSquares(X, y, gram)
 
 
-def logistic(X, y, alpha=0.0, fit_intercept=False):
+def logistic(X, y, alpha=0.0, fit_intercept=False, sample_weight=None):
     r"""The problem of :class:`Logistic` (labels in :math:`\{-1, +1\}`).
 
     Parameters
@@ -328,6 +346,8 @@ def logistic(X, y, alpha=0.0, fit_intercept=False):
         Weight :math:`\alpha \ge 0` of the ridge term :math:`\frac\alpha2\|w\|^2`.
     fit_intercept : bool
         Add an intercept :math:`b` (the last coordinate of the point, not penalized).
+    sample_weight : array_like, shape (n,), optional
+        Nonnegative weights of the rows (the loss is their weighted mean).
 
     Returns
     -------
@@ -342,7 +362,7 @@ def logistic(X, y, alpha=0.0, fit_intercept=False):
     >>> problem.manifold.shape, bool(np.isclose(problem.cost(np.zeros(21)), np.log(2)))
     ((21,), True)
     """
-    return Logistic(X, y, alpha, fit_intercept)
+    return Logistic(X, y, alpha, fit_intercept, sample_weight)
 
 
 def sparse_regression_data(n, p, k, rho=0.0, snr=5.0, signed=False, rng=None):

@@ -145,13 +145,23 @@ def least_squares_kernel(w, X, y, b, cache, slot, last, streak, counter, persist
 @njit(cache=True)
 def logistic_kernel(w, X, y, idx, alpha, intercept):
     """Mean logistic loss over idx (labels +-1) plus (alpha/2)||w||^2, and its gradient."""
+    return weighted_logistic_kernel(w, X, y, np.empty(0), idx, alpha, intercept)
+
+
+@njit(cache=True)
+def weighted_logistic_kernel(w, X, y, sw, idx, alpha, intercept):
+    """:func:`logistic_kernel` with the mean weighted by ``sw`` (unit weights when ``sw`` is
+    empty): ``sum_i sw_i loss_i / sum_i sw_i`` over idx."""
     p = X.shape[1]
     g = np.empty(w.shape[0])
     for j in range(w.shape[0]):
         g[j] = 0.0
     f = 0.0
+    total = 0.0
     b = w[p] if intercept else 0.0
     for i in idx:
+        wi = sw[i] if sw.shape[0] > 0 else 1.0
+        total += wi
         m = 0.0
         for j in range(p):
             m += X[i, j] * w[j]
@@ -159,21 +169,20 @@ def logistic_kernel(w, X, y, idx, alpha, intercept):
         # log(1 + exp(-m)) and its derivative -1/(1 + exp(m)), computed stably
         if m > 0:
             e = np.exp(-m)
-            f += np.log1p(e)
+            f += wi * np.log1p(e)
             s = -e / (1.0 + e)
         else:
             e = np.exp(m)
-            f += -m + np.log1p(e)
+            f += wi * (-m + np.log1p(e))
             s = -1.0 / (1.0 + e)
-        sy = s * y[i]
+        sy = wi * s * y[i]
         for j in range(p):
             g[j] += sy * X[i, j]
         if intercept:
             g[p] += sy
-    m_ = idx.shape[0]
-    f /= m_
+    f /= total
     for j in range(w.shape[0]):
-        g[j] /= m_
+        g[j] /= total
     for j in range(p):
         f += 0.5 * alpha * w[j] * w[j]
         g[j] += alpha * w[j]

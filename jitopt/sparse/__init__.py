@@ -2,7 +2,9 @@
 :math:`\\{\\|x\\|_0 \\le k\\} \\cap \\Gamma` for support-preserving convex sets :math:`\\Gamma`
 (``jitopt.sets``), and scikit-learn estimators built on it.
 
-The estimators ``IHTRegressor`` and ``IHTClassifier`` need scikit-learn; they are imported
+The estimators ``IHTRegressor`` and ``IHTClassifier`` (fixed sparsity) and ``IHTRegressorCV``
+and ``IHTClassifierCV`` (sparsity chosen by cross-validation or an information criterion) need
+scikit-learn; they are imported
 on first access, so the rest of the module works without it.
 """
 
@@ -10,18 +12,20 @@ from ._iht import iht, iht_path
 from ._kernels import box_qp
 from ._projection import hard_threshold, two_step_projection
 from ._refit import exchange_search
+from ._select import information_criterion, search_candidates
 from ._zeroth_order import zo_gradient
 
 __all__ = ["iht", "iht_path", "two_step_projection", "hard_threshold", "zo_gradient",
-           "exchange_search", "box_qp", "IHTRegressor", "IHTClassifier"]
+           "exchange_search", "box_qp", "IHTRegressor", "IHTClassifier", "information_criterion",
+           "search_candidates", "IHTRegressorCV", "IHTClassifierCV"]
 
 
 def __getattr__(name):
-    if name in ("IHTRegressor", "IHTClassifier"):
+    if name in ("IHTRegressor", "IHTClassifier", "IHTRegressorCV", "IHTClassifierCV"):
         try:
-            from . import _estimators
+            from . import _estimators, _estimators_cv
         except ImportError as exc:
             raise ImportError(f"jitopt.sparse.{name} needs scikit-learn "
                               f"(pip install scikit-learn)") from exc
-        return getattr(_estimators, name)
+        return getattr(_estimators_cv if name.endswith("CV") else _estimators, name)
     raise AttributeError(f"module 'jitopt.sparse' has no attribute {name!r}")

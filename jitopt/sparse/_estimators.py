@@ -45,10 +45,58 @@ def _fit_data(estimator, X, y, **checks):
     return validate_data(estimator, X, y, dtype=np.float64, **checks)
 
 
+def _sample_weight(sample_weight, X):
+    """``None`` for no weights, else the validated float64 weights (nonnegative, finite, not
+    all zero: ``ValueError`` otherwise)."""
+    if sample_weight is None:
+        return None
+    from sklearn.utils.validation import _check_sample_weight
+
+    return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+
+
+def _least_squares_data(X, y, sample_weight, fit_intercept, cone):
+    r"""``(X', y', x_mean, y_mean, shift)``: the least-squares data whose fit ``w'`` gives
+    the coefficients ``ldexp(w', shift)`` and the intercept ``y_mean - x_mean @ coef``.
+
+    The rows of positive weight are kept, centred with the weighted means (when
+    ``fit_intercept``), row :math:`i` of ``m`` scaled by :math:`\sqrt{s_i m/\sum s}`, so that
+    :math:`\frac1{2m}\|y' - X'w\|^2` is the weighted mean :math:`\sum_i s_i r_i^2/(2\sum s)`,
+    and, when the constraint is a cone, ``X`` and ``y`` are scaled by powers of two to
+    entries of order one (exactly)."""
+    sw = sample_weight
+    if sw is not None:
+        keep = sw > 0
+        X, y, sw = X[keep], y[keep], sw[keep]
+    x_mean = y_mean = 0.0
+    if fit_intercept:
+        x_mean, y_mean = np.average(X, axis=0, weights=sw), np.average(y, weights=sw)
+        X, y = X - x_mean, y - y_mean
+    if sw is not None:
+        r = np.sqrt(sw * (sw.shape[0] / sw.sum()))
+        X, y = X * r[:, None], y * r
+    ex = ey = 0
+    if cone:
+        ex, ey = _exponent(X), _exponent(y)
+        X, y = np.ldexp(X, -ex), np.ldexp(y, -ey)
+    return np.ascontiguousarray(X), y, x_mean, y_mean, ey - ex
+
+
+def _ovr_proba(s):
+    """Class probabilities from the scores: the sigmoid for two classes, the normalized
+    sigmoids for one-vs-rest."""
+    if s.ndim == 1:
+        p1 = 0.5 * (1.0 + np.tanh(0.5 * s))
+        return np.column_stack([1.0 - p1, p1])
+    prob = 0.5 * (1.0 + np.tanh(0.5 * s))
+    return prob / prob.sum(axis=1, keepdims=True)
+
+
 def _exponent(a):
     """``e`` with the largest ``|a|`` in ``[2^(e-1), 2^e)`` (0 for zeros): ``a * 2^-e`` is
     of order one, and exactly ``a`` rescaled."""
-    return int(np.frexp(np.abs(a).max(initial=0.0))[1])
+    largest = max(float(a.max()), -float(a.min())) if a.size else 0.0  # (10x faster than
+    return int(np.frexp(largest)[1])                  # np.abs(a).max(initial=0.0))
 
 
 class _IHTBase(BaseEstimator):
@@ -56,7 +104,7 @@ class _IHTBase(BaseEstimator):
         return dict(constraint=self.constraint, variant=self.variant,
                     selection=self.selection, step=self.step, maxiter=self.max_iter,
                     tol=self.tol, relax=self.relax, refit=self.refit, jit=self.jit,
-                    rng=self.random_state)
+                    rng=self.random_state, always_select=self.always_select)
 
     def _solve(self, problem, k, **more):
         """:func:`iht` with the estimator's options; a ``ConvergenceWarning`` with the
@@ -89,6 +137,9 @@ class IHTRegressor(RegressorMixin, _IHTBase):
         The sparsity :math:`k` (default: 10% of the features, at least 1).
     constraint : None, "nonnegative" or jitopt.sets.ConvexSet
         A support-preserving set :math:`\Gamma` for the coefficients.
+    always_select : sequence of int, optional
+        Features always in the support, counted in :math:`k` (see
+        :func:`jitopt.sparse.iht`).
     variant : {"deterministic", "stochastic", "zeroth_order"}
     selection : {"auto", "magnitude", "gain", "signed"}
         Selection rule of the two-step projection (``"auto"``: an exact one when the
@@ -127,11 +178,13 @@ class IHTRegressor(RegressorMixin, _IHTBase):
     (array([ 1, 10, 17]), array([ 1, 10, 17]))
     """
 
-    def __init__(self, n_nonzero_coefs=None, *, constraint=None, variant="deterministic",
-                 selection="auto", relax=1.0, refit=True, fit_intercept=True, step="auto",
-                 max_iter=1000, tol=1e-7, random_state=None, jit="auto"):
+    def __init__(self, n_nonzero_coefs=None, *, constraint=None, always_select=None,
+                 variant="deterministic", selection="auto", relax=1.0, refit=True,
+                 fit_intercept=True, step="auto", max_iter=1000, tol=1e-7, random_state=None,
+                 jit="auto"):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.constraint = constraint
+        self.always_select = always_select
         self.variant = variant
         self.selection = selection
         self.relax = relax
@@ -143,19 +196,17 @@ class IHTRegressor(RegressorMixin, _IHTBase):
         self.random_state = random_state
         self.jit = jit
 
-    def fit(self, X, y):
-        """Fit the model; returns ``self``."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model; returns ``self``. ``sample_weight``: frequency weights (the loss
+        is the weighted mean; integer weights give the fit on repeated rows)."""
         X, y = _fit_data(self, X, y, y_numeric=True)
+        sw = _sample_weight(sample_weight, X)
         k = _sparsity(self.n_nonzero_coefs, X.shape[1])
-        if self.fit_intercept:
-            x_mean, y_mean = X.mean(axis=0), y.mean()
-            X, y = X - x_mean, y - y_mean
-        ex = ey = 0
-        if check_constraint(self.constraint, X.shape[1]).cone:
-            ex, ey = _exponent(X), _exponent(y)
-            X, y = np.ldexp(X, -ex), np.ldexp(y, -ey)
-        res = self._solve(LeastSquares(X, y), k)
-        self.coef_ = np.ldexp(res.x, ey - ex)
+        cone = check_constraint(self.constraint, X.shape[1]).cone
+        Xs, ys, x_mean, y_mean, shift = _least_squares_data(X, y, sw, self.fit_intercept,
+                                                             cone)
+        res = self._solve(LeastSquares(Xs, ys), k)
+        self.coef_ = np.ldexp(res.x, shift)
         self.intercept_ = float(y_mean - x_mean @ self.coef_) if self.fit_intercept else 0.0
         self.n_iter_ = res.nit
         self.result_ = res
@@ -163,7 +214,7 @@ class IHTRegressor(RegressorMixin, _IHTBase):
 
     def predict(self, X):
         """Predictions :math:`Xw + b`."""
-        check_is_fitted(self)
+        check_is_fitted(self, "coef_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return X @ self.coef_ + self.intercept_
 
@@ -181,6 +232,8 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
     n_nonzero_coefs : int, optional
         The sparsity :math:`k` (default: 10% of the features, at least 1).
     constraint : None, "nonnegative" or jitopt.sets.ConvexSet
+    always_select : sequence of int, optional
+        Features always in the support of every binary model, counted in :math:`k`.
     alpha : float
         Ridge weight :math:`\alpha \ge 0` (keeps the problem bounded on separable data).
     variant, selection, relax, refit, fit_intercept, step, max_iter, tol, random_state, jit
@@ -205,12 +258,13 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
     (array([3, 5, 7]), array([3, 5, 7]))
     """
 
-    def __init__(self, n_nonzero_coefs=None, *, constraint=None, alpha=1e-4,
-                 variant="deterministic", selection="auto", relax=1.0, refit=True,
+    def __init__(self, n_nonzero_coefs=None, *, constraint=None, always_select=None,
+                 alpha=1e-4, variant="deterministic", selection="auto", relax=1.0, refit=True,
                  fit_intercept=True, step="auto", max_iter=1000, tol=1e-7,
                  random_state=None, jit="auto"):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.constraint = constraint
+        self.always_select = always_select
         self.alpha = alpha
         self.variant = variant
         self.selection = selection
@@ -223,9 +277,11 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
         self.random_state = random_state
         self.jit = jit
 
-    def fit(self, X, y):
-        """Fit the model; returns ``self``."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model; returns ``self``. ``sample_weight``: frequency weights (the loss
+        is the weighted mean; integer weights give the fit on repeated rows)."""
         X, y = _fit_data(self, X, y)
+        sw = _sample_weight(sample_weight, X)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         if self.classes_.shape[0] < 2:
@@ -233,11 +289,13 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
                              f"got 1 class: {self.classes_[0]!r}")
         p = X.shape[1]
         k = _sparsity(self.n_nonzero_coefs, p)
+        if sw is not None:
+            X, codes, sw = X[sw > 0], codes[sw > 0], sw[sw > 0]
         targets = [1] if self.classes_.shape[0] == 2 else range(self.classes_.shape[0])
         coefs, intercepts, nits = [], [], []
         for c in targets:
             labels = np.where(codes == c, 1.0, -1.0)
-            problem = Logistic(X, labels, self.alpha, self.fit_intercept)
+            problem = Logistic(X, labels, self.alpha, self.fit_intercept, sw)
             res = self._solve(problem, k, n_unconstrained=int(self.fit_intercept))
             coefs.append(res.x[:p])
             intercepts.append(res.x[p] if self.fit_intercept else 0.0)
@@ -249,19 +307,14 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
 
     def decision_function(self, X):
         """Signed scores :math:`Xw + b` (one column per class beyond two)."""
-        check_is_fitted(self)
+        check_is_fitted(self, "coef_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         scores = X @ self.coef_.T + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict_proba(self, X):
         """Class probabilities (sigmoid of the scores, normalized for one-vs-rest)."""
-        s = self.decision_function(X)
-        if s.ndim == 1:
-            p1 = 0.5 * (1.0 + np.tanh(0.5 * s))
-            return np.column_stack([1.0 - p1, p1])
-        prob = 0.5 * (1.0 + np.tanh(0.5 * s))
-        return prob / prob.sum(axis=1, keepdims=True)
+        return _ovr_proba(self.decision_function(X))
 
     def predict(self, X):
         """Predicted class labels."""

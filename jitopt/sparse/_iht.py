@@ -13,7 +13,7 @@ from .._core.stopping import MaxIter, MaxTime, StepVerdict, verdict
 from ..manifolds import Euclidean
 from ..validation import check_array, check_choice, check_int, check_real, check_rng
 from ._loops import CompiledSteps, gradient_step, python_step
-from ._projection import TwoStep, check_constraint, resolve_selection
+from ._projection import TwoStep, check_always_select, check_constraint, resolve_selection
 from ._refit import exchange_search, refit_on_support
 from ._zeroth_order import zo_gradient
 
@@ -100,7 +100,7 @@ def _check_step(step, lipschitz, variant, problem):
     rng="Seed of the minibatches and directions: same seed, same result."))
 def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
         selection="magnitude", step="auto", lipschitz=None, relax=1.0, refit=None,
-        swap="auto", n_unconstrained=0, batch_size=10, batch_growth=1.1, n_directions=10,
+        swap="auto", n_unconstrained=0, always_select=None, batch_size=10, batch_growth=1.1, n_directions=10,
         direction_growth=1.1, max_directions=None, smoothing=1e-4, subspace_size=None,
         estimator="sphere", min_step=1e-14, refit_maxiter=5000, jit="auto", maxiter=1000,
         max_time=np.inf, tol=1e-7, callback=None, history=False, disp=False, rng=None):
@@ -189,6 +189,12 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
     n_unconstrained : int
         The last ``n_unconstrained`` coordinates (e.g. an intercept) are neither thresholded
         nor constrained.
+    always_select : sequence of int, optional
+        Coordinates :math:`F` always in the support (abess's ``always_select``): the first
+        step of the two-step projection ranks them first and fills the other
+        :math:`k - |F|` by the rule, the exchange search never drops them; they count in
+        ``k``, and they are still projected onto :math:`\Gamma` (a forced coordinate can be
+        0, e.g. a nonnegative one whose gradient pushes it below 0).
     batch_size, batch_growth : int, float
         :math:`b_0` and :math:`\gamma \ge 1` of the stochastic variant.
     n_directions, direction_growth, max_directions : int, float, int
@@ -265,6 +271,7 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
     n_free = check_int("n_unconstrained", n_unconstrained, low=0, high=d - 1)
     p = d - n_free
     k = check_int("k", k, low=1, high=p)
+    forced = check_always_select(always_select, p, k)
     check_choice("variant", variant, _VARIANTS)
     if variant == "stochastic" and not isinstance(problem, FiniteSumProblem):
         raise TypeError("variant='stochastic' needs a jitopt.FiniteSumProblem")
@@ -309,7 +316,7 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
         oracle.s2 = None if subspace_size is None else \
             check_int("subspace_size", subspace_size, 1, d)
         oracle.estimator = check_choice("estimator", estimator, ("sphere", "coordinate"))
-    op = TwoStep(c, p, k_work, selection)
+    op = TwoStep(c, p, k_work, selection, forced)
     w = np.zeros(d) if x0 is None else check_array("x0", x0, ndim=1)
     if w.shape != (d,):
         raise ValueError(f"x0 must have shape ({d},), got {w.shape}")
@@ -325,7 +332,7 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
                      direction_growth=direction_growth, max_directions=max_directions,
                      smoothing=smoothing, subspace_size=subspace_size, estimator=estimator,
                      min_step=min_step, refit_maxiter=refit_maxiter, jit=jit, rng=rng,
-                     max_time=max_time)
+                     max_time=max_time, always_select=forced)
         finish = PruneAndPolish(k, swap, inner)
     elif swap > 0:
         finish = ExchangeSearch(k, swap)
@@ -426,7 +433,8 @@ class ExchangeSearch:
 
     def __call__(self, alg, x, eta, budget):
         x, f, alg.n_swaps = exchange_search(alg.problem, x, self.k, alg.op.lower,
-                                            alg.op.upper, self.swap)
+                                            alg.op.upper, self.swap,
+                                            always_select=alg.op.forced)
         return x, f, ()
 
 
@@ -459,7 +467,8 @@ def _prune_and_polish(problem, op, x, k, swap, eta, inner, seconds_left):
             continue  # same pruned support as the first start: nothing new to try
         seen.append(support)
         if swap > 0:
-            cand, f_cand, n = exchange_search(problem, pruned, k, op.lower, op.upper, swap)
+            cand, f_cand, n = exchange_search(problem, pruned, k, op.lower, op.upper, swap,
+                                              always_select=op.forced)
             n_swaps += n
             cands = [(cand, f_cand)]
         else:

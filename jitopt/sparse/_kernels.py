@@ -73,7 +73,7 @@ def top_k(score, k):
 
 
 @njit(cache=True)
-def iht_step(lo, hi, fpar, ipar, groups, w, g, eta, k, rule, p, out):
+def iht_step(lo, hi, fpar, ipar, groups, forced, w, g, eta, k, rule, p, out):
     """One IHT-2SP step ``out <- 2SP_k(w - eta g)`` on the first ``p`` coordinates (the rest
     take a plain gradient step), with the scalars the solver tests afterwards.
 
@@ -81,7 +81,8 @@ def iht_step(lo, hi, fpar, ipar, groups, w, g, eta, k, rule, p, out):
     projects them onto the set (:func:`~jitopt.sets.project_kernel`) and zeroes the rest:
     ``rule`` 0 magnitude (top-k of ``|z|``, the paper's operator), 1 gain (separable sets:
     top-k of ``z_i^2 - (z_i - c_i)^2`` with ``c = clip(z)``), 2 signed (top-k of
-    ``max(z, 0)``). With ``eta = 0`` it is the two-step projection of ``w``.
+    ``max(z, 0)``). The coordinates ``forced`` (indices, ``len(forced) <= k``) rank first.
+    With ``eta = 0`` it is the two-step projection of ``w``.
 
     Returns ``(<g, out - w>, ||out - w||^2, ||w||, same support)``.
     """
@@ -100,6 +101,8 @@ def iht_step(lo, hi, fpar, ipar, groups, w, g, eta, k, rule, p, out):
     else:
         for i in range(p):
             score[i] = abs(z[i])
+    for i in forced:
+        score[i] = np.inf
     sel = top_k(score, k)
     proj = np.empty(k)
     if fpar is None:  # a box: clip (the test is decided at compile time)
@@ -321,7 +324,7 @@ def _worst_multiplier(Q, c, v, state, g, tol):
 
 
 @njit(cache=True)
-def splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh):
+def splice_round(G, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
     """One round of the exchange search of ``jitopt.sparse.iht`` (``swap``) for least
     squares in the box ``[lo, hi]``.
 
@@ -331,10 +334,11 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh):
     one; each is replaced by the coordinates of largest gain outside ``S`` for the gradient
     without the dropped ones. The first candidate whose exact refit lowers ``q`` by more
     than ``thresh`` is returned as ``(True, S2, v2, q2)`` (``S2`` sorted), else
-    ``(False, S, v, q)``.
+    ``(False, S, v, q)``. The coordinates ``i`` with ``kept[i] = 1`` (a 0/1 array of length
+    ``p``, or empty for none) are never dropped.
     """
     k, p = G.shape
-    g, order = _drop_order(G, S, v, rhs, diag)
+    g, order = _drop_order(G, S, v, rhs, diag, kept)
     inS = np.empty(p, dtype=np.int64)
     for i in range(p):
         inS[i] = 0
@@ -358,6 +362,8 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh):
             first = trial - s_max + 1
             last = first + 1
         s = last - first
+        if kept.shape[0] > 0 and kept[S[order[last - 1]]]:
+            continue  # (the forced coordinates come last in the order)
         for i in range(p):
             gd[i] = g[i]
         for t in range(first, last):
@@ -411,9 +417,9 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh):
 
 
 @njit(cache=True, inline="always")
-def _drop_order(G, S, v, rhs, diag):
+def _drop_order(G, S, v, rhs, diag, kept):
     """``(g, order)`` of :func:`splice_round`: the gradient ``g = G^T v - rhs`` and the
-    positions of ``S`` by increasing cost of dropping (stable)."""
+    positions of ``S`` by increasing cost of dropping (stable; the kept ones last)."""
     k, p = G.shape
     g = np.empty(p)
     for i in range(p):
@@ -426,6 +432,8 @@ def _drop_order(G, S, v, rhs, diag):
     for a in range(k):
         j = S[a]
         cost[a] = -v[a] * g[j] + 0.5 * diag[j] * v[a] * v[a]
+        if kept.shape[0] > 0 and kept[j]:
+            cost[a] = np.inf
         order[a] = a
         b = a
         while b > 0 and cost[order[b - 1]] > cost[order[b]]:

@@ -80,8 +80,8 @@ def python_step(alg, s):
 
 
 @njit(cache=True)
-def _steps(lo, hi, fpar, ipar, groups, k, rule, p, X, y, b, cache, slot, last, streak, counter,
-           persist, w, f, g, eta, backtrack, min_step, loop_tol, n_steps, best, best_w,
+def _steps(lo, hi, fpar, ipar, groups, forced, k, rule, p, X, y, b, cache, slot, last, streak,
+           counter, persist, w, f, g, eta, backtrack, min_step, loop_tol, n_steps, best, best_w,
            best_g):
     """At most ``n_steps`` iterations of :func:`python_step` (the same operations in the
     same order) on least squares. ``best = [f, iteration]`` and ``best_w, best_g`` are
@@ -101,8 +101,8 @@ def _steps(lo, hi, fpar, ipar, groups, k, rule, p, X, y, b, cache, slot, last, s
         backtracks = 0
         while True:
             w_new = np.empty(d)
-            gdw, dw2, wnorm, same = iht_step(lo, hi, fpar, ipar, groups, w, g, eta_used, k,
-                                             rule, p, w_new)
+            gdw, dw2, wnorm, same = iht_step(lo, hi, fpar, ipar, groups, forced, w, g,
+                                             eta_used, k, rule, p, w_new)
             if not np.isfinite(gdw):
                 code = _NONFINITE
                 break
@@ -160,7 +160,7 @@ class CompiledSteps:
             n_steps = min(n_steps, _CHUNK)
         best[1] -= nit  # iterations counted from this chunk
         (code, done, w, f, g, eta, eta_used, move, wnorm, increases, calls) = _steps(
-            *op.args, op.k, op.rule, op.p, *problem.kernel_args, s.x, s.fun, s.g, s.eta,
+            *op.args, op.forced, op.k, op.rule, op.p, *problem.kernel_args, s.x, s.fun, s.g, s.eta,
             alg.backtrack, alg.min_step, alg.loop_tol, n_steps, best, self.best_w,
             self.best_g)
         best[1] += nit

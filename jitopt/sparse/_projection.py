@@ -9,7 +9,7 @@ from ..sets import Box, ConvexSet, NonNegative, project
 from ._kernels import SELECTIONS, iht_step
 
 __all__ = ["two_step_projection", "hard_threshold", "check_constraint", "resolve_selection",
-           "TwoStep"]
+           "check_always_select", "TwoStep"]
 
 _UNCONSTRAINED = Box()
 
@@ -37,6 +37,23 @@ def check_constraint(constraint, p):
         raise ValueError(f"constraint has dimension {constraint.dim}, the problem has {p} "
                          f"sparse coordinates")
     return constraint
+
+
+def check_always_select(always_select, p, k=None):
+    """The sorted distinct indices of ``always_select`` (None: none) as an int64 array,
+    each in ``[0, p)``, at most ``k`` of them."""
+    if always_select is None:
+        return np.empty(0, dtype=np.int64)
+    try:
+        idx = [check_int("always_select", i, low=0, high=p - 1) for i in always_select]
+    except TypeError:
+        raise TypeError(f"always_select must be None or a sequence of feature indices in "
+                        f"[0, {p - 1}]") from None
+    if len(set(idx)) != len(idx):
+        raise ValueError(f"always_select must not repeat an index, got {list(idx)}")
+    if k is not None and len(idx) > k:
+        raise ValueError(f"always_select has {len(idx)} indices, more than k = {k}")
+    return np.array(sorted(idx), dtype=np.int64)
 
 
 def resolve_selection(selection, constraint):
@@ -76,19 +93,22 @@ class TwoStep:
         Sparse coordinates and sparsity.
     selection : {"magnitude", "gain", "signed"}
         The rule of the first step (see :func:`two_step_projection`).
+    forced : ndarray of int64, optional
+        Coordinates always selected in the first step (from :func:`check_always_select`).
     """
 
-    def __init__(self, constraint, p, k, selection):
+    def __init__(self, constraint, p, k, selection, forced=None):
         self.args = constraint.kernel_args(p)
         self.lower, self.upper = self.args[0], self.args[1]
         self.p, self.k, self.rule = p, k, SELECTIONS[selection]
+        self.forced = np.empty(0, dtype=np.int64) if forced is None else forced
 
     def __call__(self, z, k=None):
         """:math:`\\Pi_\\Gamma(H_k(z))` on the sparse coordinates (a new array)."""
         z = np.ascontiguousarray(z, dtype=float)
         out = np.empty_like(z)
         # the step from z with a zero gradient: one compiled kernel for both
-        iht_step(*self.args, z, np.zeros_like(z), 0.0, self.k if k is None else k, self.rule,
+        iht_step(*self.args, self.forced, z, np.zeros_like(z), 0.0, self.k if k is None else k, self.rule,
                  self.p, out)
         return out
 
@@ -97,7 +117,7 @@ class TwoStep:
         ``w+ = 2SP(w - eta g)`` (a plain gradient step on the free coordinates)."""
         w = np.ascontiguousarray(w, dtype=float)
         out = np.empty_like(w)
-        gdw, dw2, wnorm, same = iht_step(*self.args, w, np.ascontiguousarray(g, float),
+        gdw, dw2, wnorm, same = iht_step(*self.args, self.forced, w, np.ascontiguousarray(g, float),
                                          eta, self.k, self.rule, self.p, out)
         return out, gdw, dw2, wnorm, same
 

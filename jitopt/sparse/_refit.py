@@ -7,6 +7,7 @@ import numpy as np
 
 from ..sets import project
 from ._kernels import INTERPRETED, box_qp, splice_round
+from ._projection import check_always_select
 
 __all__ = ["exchange_search", "refit_on_support"]
 
@@ -26,7 +27,7 @@ def _kernel(kernel, work):
     return kernel
 
 
-def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200):
+def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200, always_select=None):
     r"""Local search over supports of size ``k`` for least squares in the box
     ``[lower, upper]`` (the ``swap`` step of :func:`jitopt.sparse.iht`).
 
@@ -39,7 +40,8 @@ def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200):
     :math:`S` are exchanged with the :math:`s` best outside; if none of these lowers
     :math:`R`, each single :math:`j\in S` is tried with its best replacement. Every
     candidate support is refitted exactly (:func:`box_qp` on its Gram block) and the first
-    one that lowers :math:`R` is kept; the search ends when none does.
+    one that lowers :math:`R` is kept; the search ends when none does. The coordinates of
+    ``always_select`` are put in the support first and never dropped.
 
     Parameters
     ----------
@@ -56,6 +58,8 @@ def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200):
         :math:`s_{\max}`, the largest exchange tried.
     maxiter : int
         Rounds at most.
+    always_select : sequence of int, optional
+        Coordinates kept in the support (at most ``k``).
 
     Returns
     -------
@@ -82,10 +86,13 @@ def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200):
     """
     lo, hi = lower, upper
     p = x.shape[0]
+    forced = check_always_select(always_select, p, k)
+    kept = np.zeros(p if forced.shape[0] else 0, dtype=np.int64)
+    kept[forced] = 1
     diag = problem.gram_diagonal()
     rhs = problem.gram_rhs()
     X, n = problem.X, problem.n_samples
-    S = np.flatnonzero(x)
+    S = np.union1d(np.flatnonzero(x), forced)
     if S.shape[0] < k:  # fill the support up to k with the best coordinates to add
         gain = _add_gain(x[S] @ problem.gram_rows(S) - rhs, diag, lo, hi)
         gain[S] = -np.inf
@@ -99,7 +106,8 @@ def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200):
     s_max = min(max_swap, k, p - k)
     exchange_round = _kernel(splice_round, work)
     for _ in range(maxiter):
-        accepted, S, v, q = exchange_round(G, S, v, q, X, rhs, diag, lo, hi, s_max, thresh)
+        accepted, S, v, q = exchange_round(G, S, v, q, X, rhs, diag, lo, hi, kept, s_max,
+                                           thresh)
         if not accepted:
             break
         G = problem.gram_rows(S)
