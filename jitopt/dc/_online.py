@@ -344,7 +344,7 @@ class OnlineDCA(Algorithm):
 
 
 class Caps:
-    """The schedule :math:`(\lceil t^a\rceil, \lceil t^b\rceil)` (0 for :math:`h`
+    r"""The schedule :math:`(\lceil t^a\rceil, \lceil t^b\rceil)` (0 for :math:`h`
     without samples): the sizes of ``rule="schedule"`` and the caps of the others."""
 
     def __init__(self, a, b, with_h):
@@ -410,7 +410,7 @@ class NormTestSizes:
 
 
 class StepNorm(Criterion):
-    """``CONVERGED`` once a step :math:`\|x_{t+1} - x_t\|` is at most ``tol``."""
+    r"""``CONVERGED`` once a step :math:`\|x_{t+1} - x_t\|` is at most ``tol``."""
 
     def __init__(self, tol):
         self.tol = tol

@@ -118,7 +118,7 @@ def ralm(problem, x0=None, *, inner="rlbfgs", inner_maxiter=200, inner_options=N
     >>> problem = jitopt.ConstrainedProblem(jitopt.manifolds.Sphere(3), lambda x: -x @ A @ x,
     ...                                     lambda x: -2 * A @ x, lower=0.0)
     >>> res = jitopt.solvers.ralm(problem, x0=np.array([0.6, -0.8, 0.0]))
-    >>> res.status.name, round(res.fun, 8) == round(-np.linalg.eigvalsh(A)[-1], 8)
+    >>> res.status.name, bool(round(res.fun, 8) == round(-np.linalg.eigvalsh(A)[-1], 8))
     ('CONVERGED', True)
     >>> bool(res.max_violation <= 1e-6), bool(res.stationarity <= 1e-6)
     (True, True)
