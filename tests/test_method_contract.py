@@ -20,7 +20,7 @@ METHODS = jitopt.available_methods()
 
 #: the case module of each method that does not use the Riemannian one
 CASES = {"iht": "cases_iht", "online_dca": "cases_dc", "evi": "cases_evi",
-         "wdha": "cases_wdha"}
+         "wdha": "cases_wdha", "sga": "cases_sga"}
 
 
 def case(method, fault=None, at=3):
@@ -122,7 +122,7 @@ FAULTS = [(m, f) for m in METHODS for f in FAULT_STATUS if case(m, f) is not Non
 
 def test_only_problems_without_user_oracles_lack_fault_cases():
     without = {m for m in METHODS if (m, "raise") not in FAULTS or (m, "nan") not in FAULTS}
-    assert without == {"wdha"}
+    assert without == {"wdha", "sga"}
     assert all(isinstance(case(m)[0], jitopt.problems.BarycenterProblem) for m in without)
 
 

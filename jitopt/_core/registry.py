@@ -29,6 +29,7 @@ METHOD_MODULES = {
     "evi": "jitopt.evi._evi",
     "iht": "jitopt.sparse._iht",
     "wdha": "jitopt.transport._wdha",
+    "sga": "jitopt.transport._sga",
 }
 
 _METHODS = {}
