@@ -1,9 +1,10 @@
 """Exact optimal transport on regular grids.
 
 The building blocks (discrete Legendre transform and c-transform, Neumann inverse
-Laplacian, pushforward by the gradient of a convex potential, back-and-forth W2), the WDHA
-Wasserstein barycenter of 2-D densities (:func:`wdha`, and :func:`wdha_barycenter` with POT's
-interface; :func:`sga`, Sobolev gradient ascent on its dual), and exact 1-D W2 and barycenters by quantiles.
+Laplacian, pushforward by the gradient of a convex potential, back-and-forth W2) on 2-D and
+3-D grids, exact Wasserstein barycenters of 2-D and 3-D densities (WDHA: :func:`wdha`, and
+:func:`wdha_barycenter` with POT's interface; Sobolev gradient ascent on the dual:
+:func:`sga`), and exact 1-D W2 and barycenters by quantiles.
 """
 
 from ._grid import (

@@ -11,7 +11,7 @@ from .._core.run import Algorithm, State, run
 from .._core.stopping import MaxIter, MaxTime, Tolerance, verdict
 from ..problems import BarycenterProblem
 from ..validation import check_choice, check_int, check_real, check_rng
-from . import _kernels, _polish
+from . import _kernels, _nd, _polish
 from ._grid import _half_sq_norm, _invlap
 from ._wdha_variants import WdhaOptions, _pool, _sharpened
 
@@ -25,8 +25,8 @@ def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=
         tol=1e-12, polish=None, polish_iters=10, output="iterate", n_jobs=None,
         max_subsamples=16, max_time=np.inf, callback=None, history=False, disp=False,
         rng=None):
-    r"""Exact (unregularised) Wasserstein-2 barycenter of densities on a 2-D grid by Sobolev
-    gradient ascent (SGA) on a concave dual.
+    r"""Exact (unregularised) Wasserstein-2 barycenter of densities on a 2-D or 3-D grid by
+    Sobolev gradient ascent (SGA) on a concave dual.
 
     With :math:`q = \tfrac12|x|^2` and the c-transform :math:`f^c = q - (q - f)^*`, the
     barycenter problem :math:`\min_\nu \sum_i \lambda_i W_2^2(\nu, \mu_i)` has the dual
@@ -233,20 +233,19 @@ class Sga(Algorithm):
         q, m = self.q, self.q.size
 
         def one(i):
-            _kernels.legendre_2d(q - f[i], phi[i])
-            return float(np.dot(self.mus[i].ravel(), (q - phi[i]).ravel())) / m
+            _nd.legendre(q - f[i], phi[i])
+            return float((self.mus[i] * (q - phi[i])).sum()) / m  # (no BLAS call)
 
         terms = list(self.pool.map(one, self.active)) if self.pool else \
             [one(i) for i in self.active]
         self.problem.counts.add(nfev=1)
-        return float(np.dot(self.lam[self.active], terms))
+        return float(sum(self.lam[i] * t for i, t in zip(self.active, terms)))
 
     def gradients(self, s, eta):
         """The pushforwards, their mean (the iterate), the gradients ``g`` and residuals at
         the current potentials; sets ``s``'s values."""
         def push(i):
-            _kernels.pushforward(self.mus[i], self.phi[i], self.rhos[i], self.o.maxsub, 1.0,
-                                 False)
+            _nd.push(self.mus[i], self.phi[i], self.rhos[i], self.o.maxsub, 1.0, False)
 
         if self.pool:
             list(self.pool.map(push, self.active))
@@ -306,7 +305,7 @@ class Sga(Algorithm):
         o, status = self.o, ended[0]
         psi = np.zeros(self.mus.shape)
         for i in self.active:
-            _kernels.legendre_2d(self.phi[i], psi[i])  # psi_i = phi_i*, paired with x
+            _nd.legendre(self.phi[i], psi[i])  # psi_i = phi_i*, paired with x
         nu, note = s.nu, ""
         if o.polish and status is Status.SCHEDULE_DONE:
             polished = _polish.polish(nu, self.mus, self.lam, psi, self.phi, self.active,
@@ -328,7 +327,7 @@ class Sga(Algorithm):
         nu = nu * nu.size
         self.dual = np.zeros(o.n)
         for i in self.active:
-            self.dual[i] = _kernels.dual_value(psi[i], self.phi[i], nu, self.mus[i])
+            self.dual[i] = _nd.dual(psi[i], self.phi[i], nu, self.mus[i])
         self.psi = psi
         s.fun = 2.0 * float(self.dual @ self.lam)
         self.gap = s.fun - self.dual_value
