@@ -177,3 +177,14 @@ def test_unit_weight_and_identical_inputs():
         assert res.status == Status.CONVERGED and res.nit == 0
         assert np.abs(res.x - A[0] / A[0].sum()).sum() <= 1e-9
     np.testing.assert_array_equal(wdha_barycenter(A, weights=[0.0, 1.0]), A[1] / A[1].sum())
+
+
+def test_one_specialisation_per_3d_kernel():
+    from specialisations import assert_compiled_once
+
+    assert_compiled_once(
+        "import numpy as np, jitopt; from jitopt.problems import BarycenterProblem; "
+        "A = np.zeros((2, 16, 16, 16)); A[0, 3:7, 3:7, 3:7] = A[1, 9:13, 8:12, 9:13] = 1.0; "
+        "jitopt.transport.sga(BarycenterProblem(A), maxiter=3); "
+        "jitopt.transport.wdha(BarycenterProblem(A), maxiter=3, coarsest=8)",
+        "pushforward_3d")

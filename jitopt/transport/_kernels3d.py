@@ -51,8 +51,9 @@ def legendre_3d(f, out):
     for i in range(n0):
         for j in range(n1):
             _kernels.legendre_line(f[i, j], out[i, j], work[0], work[1], work[2], x2)
-    _strided_pass(out, 1, work, (np.arange(n1) + 0.5) / n1)
-    _strided_pass(out, 0, work, (np.arange(n0) + 0.5) / n0)
+    for axis in range(1, -1, -1):  # axis 1, then 0 (a variable: one specialisation)
+        n = out.shape[axis]
+        _strided_pass(out, axis, work, (np.arange(n) + 0.5) / n)
 
 
 @njit(cache=True, nogil=True)
