@@ -115,14 +115,20 @@ def _deposit3(out, y, x, z, w):
 
 
 @njit(cache=True, nogil=True)
-def _trilinear(p, i, j, k, t, s, u):
-    total = 0.0
+def _trilinear(p0, p1, p2, i, j, k, t, s, u):
+    """The three map components interpolated trilinearly at fractions ``(t, s, u)`` of the
+    cell with lower corner ``(i, j, k)`` (one set of weights for all three)."""
+    y = x = z = 0.0
     for a in range(2):
+        wa = t if a else 1.0 - t
         for b in range(2):
+            wb = wa * (s if b else 1.0 - s)
             for c in range(2):
-                total += ((t if a else 1.0 - t) * (s if b else 1.0 - s)
-                          * (u if c else 1.0 - u) * p[i + a, j + b, k + c])
-    return total
+                w = wb * (u if c else 1.0 - u)
+                y += w * p0[i + a, j + b, k + c]
+                x += w * p1[i + a, j + b, k + c]
+                z += w * p2[i + a, j + b, k + c]
+    return y, x, z
 
 
 @njit(cache=True, nogil=True)
@@ -187,10 +193,9 @@ def pushforward_3d(rho, f, out, maxsub, mult, down):
                         for e in range(k2):
                             z = k + (e + 0.5) / k2 - 0.5
                             z0 = min(max(int(np.floor(z)), 0), n2 - 2)
-                            t, s, u = r - r0, c - c0, z - z0
-                            _deposit3(out, _trilinear(p0, r0, c0, z0, t, s, u),
-                                      _trilinear(p1, r0, c0, z0, t, s, u),
-                                      _trilinear(p2, r0, c0, z0, t, s, u), w)
+                            my, mx, mz = _trilinear(p0, p1, p2, r0, c0, z0, r - r0, c - c0,
+                                                    z - z0)
+                            _deposit3(out, my, mx, mz, w)
 
 
 @njit(cache=True, nogil=True)
