@@ -1,5 +1,6 @@
-"""WDHA exact barycenter (the default variant and the paper's) vs POT's convolutional and
-debiased (entropic) barycenters on 2-D grids."""
+"""WDHA and SGA exact barycenters (the default variants and the papers') vs POT's
+convolutional and debiased (entropic) barycenters on 2-D grids, and WDHA vs SGA on 3-D grids
+(``--grids3d``, :mod:`benchmarks.barycenter3d`)."""
 
 import argparse
 import os
@@ -9,7 +10,7 @@ import numpy as np
 
 from jitopt.problems import BarycenterProblem
 from jitopt.testing import bures_barycenter, density_moments
-from jitopt.transport import grid_coordinates, wasserstein2_grid, wdha
+from jitopt.transport import grid_coordinates, sga, wasserstein2_grid, wdha
 
 from ._common import print_table, warm_up
 
@@ -129,6 +130,9 @@ def methods(n, pot_iters, pot=True, single=False, sharpened=False, pot_kinds=Non
                      lambda A: wdha(BarycenterProblem(A), output="sharpened").x, False))
     rows.append(("jitopt paper (T=300)",
                  lambda A: wdha(BarycenterProblem(A), variant="paper").x, False))
+    rows += [("SGA (default)", lambda A: sga(BarycenterProblem(A)).x, False),
+             ("SGA, no polish", lambda A: sga(BarycenterProblem(A), polish=0).x, False),
+             ("SGA paper", lambda A: sga(BarycenterProblem(A), variant="paper").x, False)]
     if pot:
         # the log-domain solvers (needed below reg ~ 1e-3) take minutes already at 64 x 64
         kinds = (pot_kinds if pot_kinds is not None
@@ -291,6 +295,8 @@ def main(argv=None):
     parser.add_argument("--shapes-figure", default=None, metavar="PNG",
                         help="also run the paper's four shapes and save the images to PNG")
     parser.add_argument("--shapes-grid", type=int, default=256)
+    parser.add_argument("--grids3d", default="64",
+                        help="3-D grids of WDHA vs SGA (default 64; e.g. 64,128; empty: none)")
     args = parser.parse_args(argv)
     if args.quick:
         args.grids, args.timing_grids, args.jitopt_grids = "64", "", ""
@@ -305,6 +311,7 @@ def main(argv=None):
             "wdha coarse-to-fine 32x32")
     warm_up(lambda: wdha(BarycenterProblem(A), maxiter=5, variant="paper"), "paper 32x32")
     warm_up(lambda: wasserstein2_grid(A[0], A[1], numItermax=5), "wasserstein2_grid 32x32")
+    warm_up(lambda: sga(BarycenterProblem(A), maxiter=5), "sga 32x32")
 
     columns = [("method [runs]", ""), ("time (s)", ".2f"), ("/ sharp", ".2f"),
                ("W2 to exact (px)", ".3f"), ("cov err (%)", ".2f"), ("checker", ".4f"),
@@ -376,3 +383,7 @@ def main(argv=None):
               "(m log m predicts 4.5 for a doubling of n)")
     if args.shapes_figure:
         shapes_figure(args.shapes_grid, args.pot_iters, args.shapes_figure)
+    if args.grids3d and not args.quick:
+        from . import barycenter3d
+
+        barycenter3d.tables([int(g) for g in args.grids3d.split(",") if g], args.repeats)

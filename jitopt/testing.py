@@ -445,18 +445,18 @@ def check_hessian(problem, x=None, d=None, rng=None):
 
 
 def density_moments(rho):
-    """Mean and covariance of the cell masses of a 2-D density, in cells.
+    """Mean and covariance of the cell masses of a 2-D or 3-D density, in cells.
 
     Parameters
     ----------
-    rho : ndarray of shape (height, width)
+    rho : ndarray of shape (height, width) or (height, width, depth)
         Nonnegative masses (normalised here).
 
     Returns
     -------
-    mean : ndarray of shape (2,)
-        Row and column of the centre of mass.
-    cov : ndarray of shape (2, 2)
+    mean : ndarray of shape (rho.ndim,)
+        The cell coordinates (row, column[, layer]) of the centre of mass.
+    cov : ndarray of shape (rho.ndim, rho.ndim)
         Covariance, row coordinate first.
 
     Examples
@@ -469,11 +469,10 @@ def density_moments(rho):
     ([1.0, 2.0], [[0.0, 0.0], [0.0, 1.0]])
     """
     rho = rho / rho.sum()
-    y, x = np.indices(rho.shape, dtype=float)
-    m = np.array([(rho * y).sum(), (rho * x).sum()])
-    dy, dx = y - m[0], x - m[1]
-    c = np.array([[(rho * dy * dy).sum(), (rho * dy * dx).sum()],
-                  [(rho * dy * dx).sum(), (rho * dx * dx).sum()]])
+    idx = np.indices(rho.shape, dtype=float)
+    m = np.array([(rho * i).sum() for i in idx])
+    d = [i - mi for i, mi in zip(idx, m)]
+    c = np.array([[(rho * a * b).sum() for b in d] for a in d])
     return m, c
 
 

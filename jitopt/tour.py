@@ -94,6 +94,21 @@ def wdha():
             f"{res.status.name.lower().replace('_', ' ')}, {res.nit} iterations", err, "W2 (px)")
 
 
+def sga():
+    """SGA on the four translated disks of :func:`wdha`; the exact answer is the disk at
+    the mean centre."""
+    n = 64
+    y, x = transport.grid_coordinates((n, n))
+    centres = [(0.3, 0.3), (0.7, 0.35), (0.35, 0.7), (0.7, 0.7)]
+    A = np.array([((y - a) ** 2 + (x - b) ** 2 <= 0.1 ** 2) * 1.0 for a, b in centres])
+    a, b = np.mean(centres, axis=0)
+    truth = ((y - a) ** 2 + (x - b) ** 2 <= 0.1 ** 2) * 1.0
+    res = transport.sga(problems.BarycenterProblem(A))
+    err = np.sqrt(max(transport.wasserstein2_grid(res.x, truth), 0.0)) * n
+    return ("sga", "barycenter of 4 disks, 64x64 grid",
+            f"{_status(res)}, {res.nit} iterations", err, "W2 (px)")
+
+
 def sparse():
     """3-sparse nonnegative least squares, p = 12, against the best of all 220 supports
     (each solved by NNLS)."""
@@ -149,8 +164,8 @@ def constrained():
     A = B + B.T
     w, V = np.linalg.eigh(A)
     perron = np.abs(V[:, -1])
-    problem = ConstrainedProblem(manifolds.Sphere(50), lambda x: -x @ A @ x, lambda x: -2.0 * (A @ x),
-                                 lower=0.0)
+    problem = ConstrainedProblem(manifolds.Sphere(50), lambda x: -x @ A @ x,
+                                 lambda x: -2.0 * (A @ x), lower=0.0)
     x0 = manifolds.Sphere(50).random_point(1)
     runs = [solver(problem, x0) for solver in (solvers.ralm, solvers.repm)]
     err = max(float(np.linalg.norm(r.x - perron)) for r in runs)
@@ -160,13 +175,13 @@ def constrained():
 
 
 #: the entries of ``python -m jitopt``, in order
-TOUR = (rgd, riemannian, rsdm, serena, wdha, sparse, evi, dc, constrained,
+TOUR = (rgd, riemannian, rsdm, serena, wdha, sga, sparse, evi, dc, constrained,
         derivative_free)
 
 #: the entry that compiles each method's kernels (``python -m jitopt --compile``)
 ENTRY_OF = {"rgd": rgd, "rlbfgs": riemannian, "rcg": riemannian, "rtr": riemannian,
-            "rsdm": rsdm, "wdha": wdha, "iht": sparse, "evi": evi, "online_dca": dc,
-            "ralm": constrained, "repm": constrained,
+            "rsdm": rsdm, "wdha": wdha, "sga": sga, "iht": sparse, "evi": evi,
+            "online_dca": dc, "ralm": constrained, "repm": constrained,
             **{name: serena for name in ("srge", "r-sgd", "r-svrg", "r-srg", "r-srm",
                                          "r-srvrg", "r-svrrm", "r-hybrid-sgd")},
             "nelder_mead": derivative_free, "particle_swarm": derivative_free}

@@ -88,16 +88,18 @@ def test_wasserstein2_grid_with_a_far_too_large_step():
 
 @SETTINGS
 @given(shape=st.one_of(scalars, st.tuples(scalars), st.tuples(scalars, scalars),
-                       st.sampled_from([(2,), (2, 3, 4), (), "ab", [3, 2], (3, 0)])))
+                       st.sampled_from([(2,), (2, 3, 4), (2, 3, 4, 5), (), "ab", [3, 2],
+                                        (3, 0)])))
 def test_grid_coordinates_shape(shape):
     COUNTS["transport:grid_coordinates"] += 1
     out = maybe_refused(lambda: T.grid_coordinates(shape), "shape")
     if out is not None:
-        y, x = out
-        n0, n1 = int(shape[0]), int(shape[1])
-        assert y.shape == x.shape == (n0, n1)
-        np.testing.assert_allclose(y[:, 0], (np.arange(n0) + 0.5) / n0)
-        np.testing.assert_allclose(x[0], (np.arange(n1) + 0.5) / n1)
+        sides = tuple(int(n) for n in shape)
+        assert len(out) == len(sides) in (2, 3)
+        for axis, (c, n) in enumerate(zip(out, sides)):
+            assert c.shape == sides
+            line = np.moveaxis(c, axis, 0)[(slice(None),) + (0,) * (len(sides) - 1)]
+            np.testing.assert_allclose(line, (np.arange(n) + 0.5) / n)
 
 
 @SETTINGS

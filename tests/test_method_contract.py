@@ -22,7 +22,7 @@ METHODS = jitopt.available_methods()
 CASES = {"iht": "cases_iht", "online_dca": "cases_dc", "evi": "cases_evi",
          "wdha": "cases_wdha", "nelder_mead": "cases_derivative_free",
          "particle_swarm": "cases_derivative_free", "ralm": "cases_constrained",
-         "repm": "cases_constrained"}
+         "repm": "cases_constrained", "sga": "cases_sga"}
 
 
 def case(method, fault=None, at=3):
@@ -124,7 +124,7 @@ FAULTS = [(m, f) for m in METHODS for f in FAULT_STATUS if case(m, f) is not Non
 
 def test_only_problems_without_user_oracles_lack_fault_cases():
     without = {m for m in METHODS if (m, "raise") not in FAULTS or (m, "nan") not in FAULTS}
-    assert without == {"wdha"}
+    assert without == {"wdha", "sga"}
     assert all(isinstance(case(m)[0], jitopt.problems.BarycenterProblem) for m in without)
 
 

@@ -280,8 +280,8 @@ def test_barycenter_1d_weights_and_gaussians():
 def test_grid_functions_reject_bad_input(func):
     with pytest.raises(ValueError, match="2-D"):
         func(np.ones(5))
-    with pytest.raises(ValueError, match="2-D"):
-        func(np.ones((2, 3, 4)))
+    with pytest.raises(ValueError, match="2-D or 3-D"):
+        func(np.ones((2, 3, 4, 5)))
     with pytest.raises(ValueError, match="finite"):
         func(np.array([[1.0, np.nan], [0.0, 1.0]]))
     with pytest.raises(TypeError, match="real-valued"):
@@ -424,7 +424,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="3-D"):
         wdha_barycenter(A[0])
     with pytest.raises(ValueError, match="3-D"):
-        wdha_barycenter(A[..., None])
+        wdha_barycenter(A[..., None, None])
     with pytest.raises(ValueError, match="3-D"):
         wdha_barycenter([A[0], A[1, :, :8]])
     for w in ([0.5, 0.5, 0.5, -0.5], [0.3, 0.3, 0.3, 0.3], [1.0, 0.0, 0.0], [np.nan] * 4):
@@ -472,7 +472,7 @@ def test_barycenter_problem_errors_name_the_argument():
     A = _four_disks()
     with pytest.raises(ValueError, match="densities must be nonnegative"):
         BarycenterProblem(-A)
-    with pytest.raises(ValueError, match="densities must be a 3-D"):
+    with pytest.raises(ValueError, match="densities must be a stack of 2-D or 3-D grids"):
         BarycenterProblem(A[0])
     with pytest.raises(ValueError, match="densities must have at least 3 cells"):
         BarycenterProblem(A[:, :2])
@@ -640,9 +640,9 @@ def test_prolongation_keeps_identity_and_translation_maps():
     assert np.abs(g[..., 0] - yf[4:-4, 4:-4] - a[0]).max() <= 1e-12
     assert np.abs(g[..., 1] - xf[4:-4, 4:-4] - a[1]).max() <= 1e-12
     rho = np.random.default_rng(3).uniform(0, 2, (32, 40))
-    assert np.isclose(coarsen(rho).mean(), rho.mean()) and coarsen(rho).shape == (16, 20)
+    assert np.isclose(coarsen(rho, 2).mean(), rho.mean()) and coarsen(rho, 2).shape == (16, 20)
     assert np.allclose(prolong_density(np.ones((16, 20))), 1.0, atol=1e-14)
-    fine = prolong_density(coarsen(rho))
+    fine = prolong_density(coarsen(rho, 2))
     assert np.all(fine >= 0) and np.isclose(fine.mean(), 1.0)
 
 

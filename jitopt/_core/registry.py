@@ -30,6 +30,7 @@ METHOD_MODULES = {
     "evi": "jitopt.evi._evi",
     "iht": "jitopt.sparse._iht",
     "wdha": "jitopt.transport._wdha",
+    "sga": "jitopt.transport._sga",
     "nelder_mead": "jitopt.solvers._nelder_mead",
     "particle_swarm": "jitopt.solvers._particle_swarm",
     "ralm": "jitopt.solvers._ralm",

@@ -1,8 +1,9 @@
-r"""The Wasserstein barycenter problem on a 2-D grid, and the checks of grid arrays, densities
-and simplex weights that it shares with :mod:`jitopt.transport`.
+r"""The Wasserstein barycenter problem on a 2-D or 3-D grid, and the checks of grid arrays,
+densities and simplex weights that it shares with :mod:`jitopt.transport`.
 
 Grid convention: an array of shape ``(n0, n1)`` = (height, width) holds cell values on the
-unit square; cell ``(i, j)`` has centre ``((i + 1/2) / n0, (j + 1/2) / n1)``. A density is
+unit square; cell ``(i, j)`` has centre ``((i + 1/2) / n0, (j + 1/2) / n1)``; a third axis
+(depth) makes it the unit cube, alike. A density is
 stored scaled to mean one over the cells, i.e. as the cell values of a probability density
 on the unit square, so that the mean over the cells of ``rho * g`` is the integral of ``g``.
 """
@@ -14,11 +15,15 @@ from .._core.problem import BaseProblem
 __all__ = ["BarycenterProblem", "as_grid", "as_density", "check_weights"]
 
 
-def as_grid(name, f, min_size=1, ndim=2):
-    """``f`` as a new float64 C-contiguous array with ``ndim`` axes, each of the last two of
-    size at least ``min_size``, all finite (errors name ``name``)."""
-    what = "a 2-D array (height, width)" if ndim == 2 else \
-        "a 3-D array (n_hists, height, width)"
+def as_grid(name, f, min_size=1, ndim=2, stack=False):
+    """``f`` as a new float64 C-contiguous array with ``ndim`` axes (a number, or a tuple of
+    the numbers allowed), each grid axis (all axes; with ``stack`` all but the first, which
+    indexes the grids and must not be empty) of size at least ``min_size``, all finite
+    (errors name ``name``)."""
+    allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    dims = " or ".join(f"{d - stack}-D" for d in allowed)
+    what = (f"a stack of {dims} grids, shape (n_hists, height, width[, depth])" if stack else
+            f"a {dims} array (height, width{'[, depth]' if 3 in allowed else ''})")
     try:
         arr = np.asarray(f)
     except ValueError:
@@ -27,11 +32,11 @@ def as_grid(name, f, min_size=1, ndim=2):
                                    or np.issubdtype(arr.dtype, np.floating)
                                    or arr.dtype == bool):
         raise TypeError(f"{name} must be a real-valued array, got dtype {arr.dtype}")
-    if arr.ndim != ndim:
+    if arr.ndim not in allowed:
         raise ValueError(f"{name} must be {what}, got an array of shape {arr.shape}")
-    if ndim == 3 and arr.shape[0] == 0:
+    if stack and arr.shape[0] == 0:
         raise ValueError(f"{name} must hold at least one density, got shape {arr.shape}")
-    if min(arr.shape[-2:]) < min_size:
+    if min(arr.shape[int(stack):]) < min_size:
         raise ValueError(f"{name} must have at least {min_size} cells along each grid axis, "
                          f"got shape {arr.shape}")
     arr = np.array(arr, dtype=np.float64, order="C", copy=True)
@@ -40,19 +45,21 @@ def as_grid(name, f, min_size=1, ndim=2):
     return arr
 
 
-def as_density(name, a, ndim=2, min_size=3):
-    """A new array of nonnegative densities (one per leading index), each scaled to mean
-    one over the cells."""
-    arr = as_grid(name, a, min_size=min_size, ndim=ndim)
+def as_density(name, a, ndim=(2, 3), min_size=3, stack=False):
+    """A new array of nonnegative densities on a 2-D or 3-D grid (one per leading index
+    with ``stack``), each scaled to mean one over the cells."""
+    arr = as_grid(name, a, min_size=min_size, ndim=tuple(d + stack for d in ndim),
+                  stack=stack)
     if np.any(arr < 0):
         raise ValueError(f"{name} must be nonnegative (found negative values)")
     # the mass after scaling by the largest entry: no overflow for huge values, no
     # underflow of the quotient for subnormal ones
-    top = arr.max(axis=(-2, -1), keepdims=True)
+    grid = tuple(range(int(stack), arr.ndim))
+    top = arr.max(axis=grid, keepdims=True)
     if np.any(top <= 0):
         raise ValueError(f"{name} must have positive total mass (found an all-zero density)")
     arr /= top
-    arr *= arr.shape[-1] * arr.shape[-2] / arr.sum(axis=(-2, -1), keepdims=True)
+    arr *= arr[(0,) * stack].size / arr.sum(axis=grid, keepdims=True)
     return arr
 
 
@@ -75,33 +82,33 @@ def check_weights(weights, n):
 
 
 class BarycenterProblem(BaseProblem):
-    r"""The Wasserstein-2 barycenter of densities on a common 2-D grid.
+    r"""The Wasserstein-2 barycenter of densities on a common 2-D or 3-D grid.
 
     .. math:: \min_\nu\ F(\nu) = \sum_{i=1}^n \lambda_i\, W_2^2(\nu, \mu_i)
 
-    over probability densities :math:`\nu` on the unit square, for densities
+    over probability densities :math:`\nu` on the unit square (or cube), for densities
     :math:`\mu_i` and weights :math:`\lambda` on the simplex. Solved by
-    :func:`jitopt.transport.wdha`.
+    :func:`jitopt.transport.wdha` and :func:`jitopt.transport.sga`.
 
     Parameters
     ----------
-    densities : array_like of shape (n, height, width)
+    densities : array_like of shape (n, height, width) or (n, height, width, depth)
         Nonnegative densities on a common grid over the unit square (cell ``(i, j)``
-        centred at ``((i + 1/2)/height, (j + 1/2)/width)``), each of positive mass (any
-        mass: each is normalised). Height and width at least 3. Not modified.
+        centred at ``((i + 1/2)/height, (j + 1/2)/width)``) or cube, each of positive mass
+        (any mass: each is normalised). Every side at least 3. Not modified.
     weights : array_like of shape (n,), optional
         Barycentric weights :math:`\lambda`, nonnegative and summing to one (up to
         :math:`10^{-8}`; they are rescaled to sum exactly one). Default uniform.
 
     Attributes
     ----------
-    densities : ndarray of shape (n, height, width)
+    densities : ndarray of shape (n,) + the grid
         The inputs as probability densities on the unit square: each scaled to mean one
         over the cells (a copy; ``densities[i] / densities[i].sum()`` sums to one).
     weights : ndarray of shape (n,)
         The weights.
     shape : tuple of int
-        The grid ``(height, width)``.
+        The grid ``(height, width)`` or ``(height, width, depth)``.
     n_densities : int
         The number of inputs :math:`n`.
     counts : OracleCounts
@@ -124,7 +131,7 @@ class BarycenterProblem(BaseProblem):
 
     def __init__(self, densities, weights=None):
         super().__init__()
-        self.densities = as_density("densities", densities, ndim=3)
+        self.densities = as_density("densities", densities, stack=True)
         self.weights = check_weights(weights, self.densities.shape[0])
 
     @property

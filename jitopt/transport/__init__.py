@@ -1,9 +1,10 @@
 """Exact optimal transport on regular grids.
 
 The building blocks (discrete Legendre transform and c-transform, Neumann inverse
-Laplacian, pushforward by the gradient of a convex potential, back-and-forth W2), the WDHA
-Wasserstein barycenter of 2-D densities (:func:`wdha`, and :func:`wdha_barycenter` with POT's
-interface), and exact 1-D W2 and barycenters by quantiles.
+Laplacian, pushforward by the gradient of a convex potential, back-and-forth W2) on 2-D and
+3-D grids, exact Wasserstein barycenters of 2-D and 3-D densities (WDHA: :func:`wdha`, and
+:func:`wdha_barycenter` with POT's interface; Sobolev gradient ascent on the dual:
+:func:`sga`), and exact 1-D W2 and barycenters by quantiles.
 """
 
 from ._grid import (
@@ -16,6 +17,7 @@ from ._grid import (
     wasserstein2_grid,
 )
 from ._onedim import barycenter_1d, wasserstein2_1d
+from ._sga import sga
 from ._wdha import wdha
 from ._wdha_pot import wdha_barycenter
 
@@ -29,6 +31,7 @@ __all__ = [
     "wasserstein2_grid",
     "wdha",
     "wdha_barycenter",
+    "sga",
     "wasserstein2_1d",
     "barycenter_1d",
 ]

@@ -1,12 +1,13 @@
-"""Building blocks of exact optimal transport on regular 2-D grids: discrete Legendre
-transform and c-transform, Neumann inverse Laplacian, pushforward by the gradient of a convex
-potential, and the back-and-forth method for W2 between two grid densities.
+"""Building blocks of exact optimal transport on regular 2-D and 3-D grids: discrete
+Legendre transform and c-transform, Neumann inverse Laplacian, pushforward by the gradient of
+a convex potential, and the back-and-forth method for W2 between two grid densities.
 
 Grid convention: an array of shape ``(n0, n1)`` = (height, width) holds cell values on the
 unit square; cell ``(i, j)`` has centre ``((i + 1/2) / n0, (j + 1/2) / n1)``, row coordinate
-first. Densities are nonnegative cell values of any total mass; internally they are scaled to
-mean one, so that the mean over the cells of ``rho * g`` is the integral of ``g`` against the
-normalised measure.
+first. A 3-D array ``(n0, n1, n2)`` holds cell values on the unit cube, cell ``(i, j, k)``
+centred at ``((i + 1/2) / n0, (j + 1/2) / n1, (k + 1/2) / n2)``. Densities are nonnegative
+cell values of any total mass; internally they are scaled to mean one, so that the mean over
+the cells of ``rho * g`` is the integral of ``g`` against the normalised measure.
 """
 
 import functools
@@ -20,7 +21,7 @@ from .._core.run import Algorithm, State, sub_run
 from .._core.stopping import Criterion, MaxIter
 from ..validation import check_int, check_real
 from ..problems import as_density, as_grid
-from . import _kernels
+from . import _nd
 
 __all__ = [
     "grid_coordinates",
@@ -34,17 +35,19 @@ __all__ = [
 
 
 def grid_coordinates(shape):
-    """Cell-centre coordinates of a grid of ``shape = (n0, n1)`` on the unit square.
+    """Cell-centre coordinates of a grid of ``shape = (n0, n1)`` on the unit square, or
+    ``(n0, n1, n2)`` on the unit cube.
 
     Parameters
     ----------
     shape : tuple of int
-        ``(n0, n1)``, the numbers of rows and columns.
+        ``(n0, n1)``, the numbers of rows and columns (and ``n2``, of layers).
 
     Returns
     -------
-    y, x : ndarray of shape (n0, n1)
-        ``y[i, j] = (i + 1/2) / n0`` (row coordinate) and ``x[i, j] = (j + 1/2) / n1``.
+    y, x[, z] : ndarray of shape ``shape``
+        ``y[i, j] = (i + 1/2) / n0`` (row coordinate) and ``x[i, j] = (j + 1/2) / n1`` (and
+        ``z[i, j, k] = (k + 1/2) / n2``).
 
     Examples
     --------
@@ -54,20 +57,19 @@ def grid_coordinates(shape):
     (array([0.25, 0.75]), array([0.125, 0.375, 0.625, 0.875]))
     """
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__len__"):
-        raise TypeError(f"shape must be a pair (n0, n1) of positive integers, got "
-                        f"{type(shape).__name__}")
-    if len(shape) != 2:
-        raise ValueError(f"shape must be a pair (n0, n1) of positive integers, got {shape!r}")
-    n0 = check_int("shape[0]", shape[0], low=1)
-    n1 = check_int("shape[1]", shape[1], low=1)
-    y = (np.arange(n0) + 0.5) / n0
-    x = (np.arange(n1) + 0.5) / n1
-    return np.broadcast_to(y[:, None], (n0, n1)).copy(), np.broadcast_to(x, (n0, n1)).copy()
+        raise TypeError(f"shape must be a pair (n0, n1) or a triple (n0, n1, n2) of positive "
+                        f"integers, got {type(shape).__name__}")
+    if len(shape) not in (2, 3):
+        raise ValueError(f"shape must be a pair (n0, n1) or a triple (n0, n1, n2) of positive "
+                         f"integers, got {shape!r}")
+    sides = [check_int(f"shape[{a}]", n, low=1) for a, n in enumerate(shape)]
+    return tuple(np.broadcast_to(((np.arange(n) + 0.5) / n).reshape(
+        [-1 if b == a else 1 for b in range(len(sides))]), sides).copy()
+        for a, n in enumerate(sides))
 
 
 def _half_sq_norm(shape):
-    y, x = grid_coordinates(shape)
-    return 0.5 * (x * x + y * y)
+    return 0.5 * sum(c * c for c in grid_coordinates(shape))
 
 
 # ------------------------------------------------------------------------ Legendre transform
@@ -78,18 +80,18 @@ def legendre_transform(f):
     .. math:: f^*(s) = \max_{x \in G} \langle s, x\rangle - f(x), \qquad s \in G,
 
     where :math:`G` is the grid of cell centres of ``f`` (the same grid for :math:`x` and
-    :math:`s`). The maximisation separates over the two axes; each 1-D transform takes the
-    lower convex hull of the line and sweeps the slopes, so the cost is :math:`O(m)` for
-    :math:`m` cells, exact (no tolerance).
+    :math:`s`). The maximisation separates over the axes (two or three); each 1-D transform
+    takes the lower convex hull of the line and sweeps the slopes, so the cost is
+    :math:`O(m)` for :math:`m` cells, exact (no tolerance).
 
     Parameters
     ----------
-    f : array_like of shape (height, width)
+    f : array_like of shape (height, width) or (height, width, depth)
         Finite function values at the cell centres.
 
     Returns
     -------
-    ndarray of shape (height, width)
+    ndarray of the shape of ``f``
         :math:`f^*` on the same grid. :math:`f^{**}` is the convex envelope of :math:`f`
         restricted to the grid, and :math:`f^{***} = f^*`.
 
@@ -104,9 +106,9 @@ def legendre_transform(f):
     >>> float(np.abs(legendre_transform(q) - q).max())
     0.0
     """
-    f = as_grid("f", f)
+    f = as_grid("f", f, ndim=(2, 3))
     out = np.empty_like(f)
-    _kernels.legendre_2d(f, out)
+    _nd.legendre(f, out)
     return out
 
 
@@ -122,11 +124,11 @@ def c_transform(f):
 
     Parameters
     ----------
-    f : array_like of shape (height, width)
+    f : array_like of shape (height, width) or (height, width, depth)
 
     Returns
     -------
-    ndarray of shape (height, width)
+    ndarray of the shape of ``f``
 
     Examples
     --------
@@ -138,23 +140,24 @@ def c_transform(f):
     >>> float(np.abs(c_transform(np.zeros((8, 8)))).max())
     0.0
     """
-    f = as_grid("f", f)
+    f = as_grid("f", f, ndim=(2, 3))
     q = _half_sq_norm(f.shape)
     out = np.empty_like(f)
-    _kernels.legendre_2d(q - f, out)
+    _nd.legendre(q - f, out)
     return q - out
 
 
 # ---------------------------------------------------------------------- inverse Laplacian
 
 @functools.lru_cache(maxsize=16)
-def _inverse_eigenvalues(n0, n1):
-    """Reciprocal eigenvalues of the 5-point Neumann Laplacian in the DCT-II basis (the
-    constant mode gets 0)."""
-    l0 = 4.0 * n0 * n0 * np.sin(np.pi * np.arange(n0) / (2 * n0)) ** 2
-    l1 = 4.0 * n1 * n1 * np.sin(np.pi * np.arange(n1) / (2 * n1)) ** 2
-    lam = l0[:, None] + l1[None, :]
-    lam[0, 0] = np.inf
+def _inverse_eigenvalues(*shape):
+    """Reciprocal eigenvalues of the 5-point (7-point in 3-D) Neumann Laplacian in the
+    DCT-II basis (the constant mode gets 0)."""
+    lam = 0.0
+    for a, n in enumerate(shape):
+        la = 4.0 * n * n * np.sin(np.pi * np.arange(n) / (2 * n)) ** 2
+        lam = lam + la.reshape([-1 if b == a else 1 for b in range(len(shape))])
+    lam[(0,) * len(shape)] = np.inf
     inv = 1.0 / lam
     inv.setflags(write=False)
     return inv
@@ -169,21 +172,21 @@ def _invlap(g, workers=1):
 
 def inverse_laplacian(g):
     r"""Solve :math:`-\Delta u = g - \bar g` with Neumann boundary conditions, mean-zero
-    :math:`u`, on the unit square.
+    :math:`u`, on the unit square (or cube).
 
-    :math:`\Delta` is the 5-point Laplacian on the cell-centre grid with spacings
-    :math:`1/n_0, 1/n_1` and mirror (zero-flux) ghost cells. Its eigenvectors are the DCT-II
-    basis, with eigenvalues :math:`4 n_0^2 \sin^2(\pi k_0 / 2n_0) + 4 n_1^2 \sin^2(\pi k_1 /
-    2 n_1)`, so the solve is two DCTs, :math:`O(m \log m)`. The mean :math:`\bar g` is removed
+    :math:`\Delta` is the 5-point (in 3-D 7-point) Laplacian on the cell-centre grid with
+    spacings :math:`1/n_a` and mirror (zero-flux) ghost cells. Its eigenvectors are the
+    DCT-II basis, with eigenvalues :math:`\sum_a 4 n_a^2 \sin^2(\pi k_a / 2n_a)`, so the
+    solve is two DCTs, :math:`O(m \log m)`. The mean :math:`\bar g` is removed
     (the constant mode is the kernel of the Neumann Laplacian).
 
     Parameters
     ----------
-    g : array_like of shape (height, width)
+    g : array_like of shape (height, width) or (height, width, depth)
 
     Returns
     -------
-    ndarray of shape (height, width)
+    ndarray of the shape of ``g``
         The mean-zero solution :math:`u`.
 
     Examples
@@ -195,7 +198,7 @@ def inverse_laplacian(g):
     >>> bool(abs(u.mean()) < 1e-15)  # the mean-zero solution
     True
     """
-    g = as_grid("g", g)
+    g = as_grid("g", g, ndim=(2, 3))
     return _invlap(g)
 
 
@@ -209,12 +212,13 @@ def potential_gradient(f):
 
     Parameters
     ----------
-    f : array_like of shape (height, width), height and width at least 3
+    f : array_like of shape (height, width) or (height, width, depth), every side at least 3
 
     Returns
     -------
-    ndarray of shape (height, width, 2)
-        ``[..., 0]`` the derivative along rows (the y coordinate), ``[..., 1]`` along columns.
+    ndarray of shape ``f.shape + (f.ndim,)``
+        ``[..., 0]`` the derivative along rows (the y coordinate), ``[..., 1]`` along columns
+        (``[..., 2]`` along the depth).
 
     Examples
     --------
@@ -227,11 +231,10 @@ def potential_gradient(f):
     >>> float(np.abs(g[..., 0] - y).max()), float(np.abs(g[..., 1] - x).max())
     (0.0, 0.0)
     """
-    f = as_grid("f", f, min_size=3)
-    g0 = np.empty_like(f)
-    g1 = np.empty_like(f)
-    _kernels.gradient(f, g0, g1)
-    return np.stack([g0, g1], axis=-1)
+    f = as_grid("f", f, min_size=3, ndim=(2, 3))
+    g = np.empty((f.ndim,) + f.shape)
+    _nd.gradients(f, g)
+    return np.moveaxis(g, 0, -1).copy()
 
 
 def pushforward(density, potential, max_subsamples=16):
@@ -243,16 +246,18 @@ def pushforward(density, potential, max_subsamples=16):
     (extrapolated linearly in the outer half cells) at :math:`k_0 \times k_1` sub-samples of
     each cell, :math:`k` being the local stretch of the map in output cells, and each
     sub-sample's mass is deposited on the four nearest cell centres with bilinear weights
-    (clamped to the grid). Total mass is conserved exactly, the identity map returns the
+    (clamped to the grid). On a 3-D grid the same with trilinear interpolation,
+    :math:`k_0 \times k_1 \times k_2` sub-samples (at most 8 per axis) and deposits on the
+    eight nearest centres. Total mass is conserved exactly, the identity map returns the
     density unchanged and the first moment of a translated density moves by the translation
     (up to rounding) as long as the image stays inside the grid. Cost :math:`O(m)` plus the
     sub-samples of stretched cells.
 
     Parameters
     ----------
-    density : array_like of shape (height, width)
+    density : array_like of shape (height, width) or (height, width, depth)
         Nonnegative cell values (any total mass; the output has the same mass).
-    potential : array_like of shape (height, width)
+    potential : array_like of the shape of ``density``
         The convex potential :math:`f` at the cell centres; :math:`\nabla f` should map into
         the unit square (points outside are clamped to the boundary cells).
     max_subsamples : int, default 16
@@ -263,7 +268,7 @@ def pushforward(density, potential, max_subsamples=16):
 
     Returns
     -------
-    ndarray of shape (height, width)
+    ndarray of the shape of ``density``
 
     Examples
     --------
@@ -277,18 +282,18 @@ def pushforward(density, potential, max_subsamples=16):
     >>> float(np.abs(pushforward(rho, 0.5 * (y ** 2 + x ** 2)) - rho).max())
     0.0
     """
-    rho = as_grid("density", density, min_size=3)
+    rho = as_grid("density", density, min_size=3, ndim=(2, 3))
     if np.any(rho < 0):
         raise ValueError("density must be nonnegative (found negative values)")
-    f = as_grid("potential", potential, min_size=3)
+    f = as_grid("potential", potential, min_size=3, ndim=(2, 3))
     if f.shape != rho.shape:
         raise ValueError(f"potential must have the shape of density {rho.shape}, "
                          f"got {f.shape}")
     maxsub = check_int("max_subsamples", max_subsamples, low=1)
-    if maxsub > 16:
+    if maxsub > 16 and rho.ndim == 2:  # (in 3-D at most 8 per axis)
         _check_subsamples(rho, f, maxsub)
     out = np.empty_like(rho)
-    _kernels.pushforward(rho, f, out, maxsub, 1.0, False)
+    _nd.push(rho, f, out, maxsub, 1.0, False)
     return out
 
 
@@ -364,21 +369,21 @@ class BackAndForth(Algorithm):
 
     def start(self, pair, x):
         self.a, self.b, self.rho = pair.a, pair.b, np.empty_like(pair.a)
-        value = _kernels.dual_value(self.phi, self.psi, self.a, self.b)
+        value = _nd.dual(self.phi, self.psi, self.a, self.b)
         return State(self.phi, value, np.nan, self.measure, sigma=self.sigma, before=value)
 
     def step(self, s, budget):
         phi, psi, a, b, rho = self.phi, self.psi, self.a, self.b, self.rho
         s.before, err = s.fun, []
         for (pot, conj, mine, other) in ((phi, psi, a, b), (psi, phi, b, a)):
-            _kernels.pushforward(other, conj, rho, 64, 1.0, False)
+            _nd.push(other, conj, rho, 64, 1.0, False)
             rho -= mine
             g = _invlap(rho)
             gs = float(np.mean(g * rho))
             pot += s.sigma * g
-            _kernels.legendre_2d(pot, conj)
-            _kernels.legendre_2d(conj, pot)
-            value = _kernels.dual_value(phi, psi, a, b)
+            _nd.legendre(pot, conj)
+            _nd.legendre(conj, pot)
+            value = _nd.dual(phi, psi, a, b)
             s.sigma = _armijo(s.sigma, value - s.fun, gs)
             s.fun = value
             err.append(gs)
@@ -429,9 +434,9 @@ def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=Fa
 
     Parameters
     ----------
-    a, b : array_like of shape (height, width)
-        Nonnegative densities (any total mass; each is normalised to unit mass). Height and
-        width at least 3.
+    a, b : array_like of shape (height, width) or (height, width, depth)
+        Nonnegative densities (any total mass; each is normalised to unit mass). Every side
+        at least 3.
     numItermax : int, default 200
         Maximum number of back-and-forth iterations.
     stopThr : float, default 1e-8
@@ -458,7 +463,7 @@ def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=Fa
     log : dict
         Only if ``log=True``: ``dual`` (dual value per iteration), ``h1_err`` (residuals of
         both half steps per iteration), ``phi``, ``psi`` (the conjugate potentials),
-        ``map`` (:math:`\nabla\varphi` at the cells, shape (height, width, 2), row
+        ``map`` (:math:`\nabla\varphi` at the cells, shape ``a.shape + (a.ndim,)``, row
         coordinate first: the transport map from ``a`` to ``b``), ``inverse_map``
         (:math:`\nabla\psi`, from ``b`` to ``a``), ``niter``, ``converged``, ``sigma``.
 
@@ -490,7 +495,7 @@ def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=Fa
     psi = q.copy()
     duals, errs = [], []
     sigma0 = sigma
-    start = _kernels.dual_value(phi, psi, a, b)
+    start = _nd.dual(phi, psi, a, b)
     old, sigma, it, converged = _back_and_forth(a, b, phi, psi, sigma, numItermax, stopThr,
                                                 duals, errs, verbose)
     # W2^2 is at most the largest squared distance between two cell centres

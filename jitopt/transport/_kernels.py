@@ -209,18 +209,20 @@ def weighted_sum(psi, lam, active, out):
 
 
 @njit(cache=True, nogil=True)
-def displacement_norms(y, x, g0, g1, nu):
-    """The squared norm ``mean(nu |(y, x) - (g0, g1)|^2)`` of a displacement field in
-    ``L^2(nu)`` (``nu`` of mean one), and its root in cells (rows scaled by ``n0``, columns
-    by ``n1``)."""
-    n0, n1 = nu.shape
+def displacement_norms(ident, g, nu, sides):
+    """The squared norm ``mean(nu |ident - g|^2)`` of a displacement field in ``L^2(nu)``
+    (``nu`` of mean one; ``ident`` and ``g`` of shape ``(d, m)``, one row per axis, over
+    the ``m`` cells), and its root in cells (axis ``a`` scaled by ``sides[a]``)."""
+    d, m = g.shape
     s = 0.0
     c = 0.0
-    for a in range(n0):
-        for b in range(n1):
-            d0 = (y[a, b] - g0[a, b]) ** 2
-            d1 = (x[a, b] - g1[a, b]) ** 2
-            s += nu[a, b] * (d0 + d1)
-            c += nu[a, b] * (d0 * n0 * n0 + d1 * n1 * n1)
-    m = n0 * n1
+    for k in range(m):
+        e = 0.0
+        ec = 0.0
+        for a in range(d):
+            da = (ident[a, k] - g[a, k]) ** 2
+            e += da
+            ec += da * sides[a] * sides[a]
+        s += nu[k] * e
+        c += nu[k] * ec
     return s / m, np.sqrt(c / m)

@@ -1,25 +1,34 @@
-r"""Coarse-to-fine start of WDHA: the problem on the grid of 2 x 2 blocks, and the
+r"""Coarse-to-fine start of WDHA: the problem on the grid of 2 x 2 (x 2) blocks, and the
 prolongation of its potentials and barycenter to the grid twice as fine.
 
 Grid convention as in :mod:`jitopt.transport._grid`: cell ``(i, j)`` of an ``n0 x n1``
-grid is centred at ``((i + 1/2) / n0, (j + 1/2) / n1)``; the fine cells ``2I, 2I + 1`` make
-up the coarse cell ``I``, so the fine centre ``i`` lies at the coarse index
-:math:`i/2 - 1/4`.
+grid is centred at ``((i + 1/2) / n0, (j + 1/2) / n1)`` (a third axis alike); along each
+axis the fine cells ``2I, 2I + 1`` make up the coarse cell ``I``, so the fine centre ``i``
+lies at the coarse index :math:`i/2 - 1/4`. Every operator acts on each axis in turn.
 """
 
 import numpy as np
 
-from . import _kernels
+from . import _nd
 from ._grid import _half_sq_norm
 
 __all__ = []
 
 
-def coarsen(a):
-    """Mean over 2 x 2 blocks of the last two axes (both even): densities of mean one stay
-    of mean one."""
-    *lead, n0, n1 = a.shape
-    return a.reshape(*lead, n0 // 2, 2, n1 // 2, 2).mean(axis=(-3, -1))
+def coarsen(a, d):
+    """Mean over blocks of 2 cells along each of the last ``d`` axes (all even): densities
+    of mean one stay of mean one."""
+    lead, grid = a.shape[:-d], a.shape[-d:]
+    blocks = [k for n in grid for k in (n // 2, 2)]
+    return a.reshape(*lead, *blocks).mean(axis=tuple(-1 - 2 * k for k in range(d))[::-1])
+
+
+def _per_axis(op, f):
+    """``op`` (which acts on axis 0) applied along each axis of ``f`` in turn; C-ordered, as
+    the kernels take it."""
+    for axis in range(f.ndim):
+        f = np.moveaxis(op(np.moveaxis(f, axis, 0)), 0, axis)
+    return np.ascontiguousarray(f)
 
 
 def _extend(f, k):
@@ -41,7 +50,7 @@ def _binomial(f):
     continuation at the edges): removes the :math:`(-1)^{i+j}` mode, which centred
     differences do not see on the coarse grid but do on the fine one; a quadratic changes
     by a constant."""
-    return _binomial_rows(_binomial_rows(f).T).T
+    return _per_axis(_binomial_rows, f)
 
 
 # Keys' cubic convolution kernel (a = -1/2) at the distances 7/4, 3/4, 1/4, 5/4 (in
@@ -61,11 +70,12 @@ def _refine_rows(f):
 
 
 def refine(f):
-    r"""``f`` (cell values of a smooth function on an ``n0 x n1`` grid, both at least 3) at
-    the centres of the ``2 n0 x 2 n1`` grid, by Keys' cubic convolution along each axis,
-    with quadratic continuation past the edges: local (4 x 4 coarse values), exact for
-    quadratics, third order for smooth functions. C-ordered, as the kernels take it."""
-    return np.ascontiguousarray(_refine_rows(_refine_rows(f).T).T)
+    r"""``f`` (cell values of a smooth function on an ``n0 x n1`` grid, every side at least
+    3, or a 3-D grid) at the centres of the grid twice as fine, by Keys' cubic convolution
+    along each axis, with quadratic continuation past the edges: local (4 coarse values per
+    axis), exact for quadratics, third order for smooth functions. C-ordered, as the
+    kernels take it."""
+    return _per_axis(_refine_rows, f)
 
 
 def prolong_potentials(psi):
@@ -78,17 +88,18 @@ def prolong_potentials(psi):
     with :math:`R` the filter :func:`_binomial` followed by the interpolation
     :func:`refine`, and :math:`q = \tfrac12|x|^2`: the identity part of the map is exact
     on every grid and only the displacement potential is interpolated (exactly when it
-    is quadratic, up to a constant). Returns ``(psi, phi)`` of shape ``(n, 2 n0, 2 n1)``.
+    is quadratic, up to a constant). Returns ``(psi, phi)`` on the fine grid (every side
+    doubled).
     """
-    n, n0, n1 = psi.shape
-    qc = _half_sq_norm((n0, n1))
-    qf = _half_sq_norm((2 * n0, 2 * n1))
-    fine = np.empty((n, 2 * n0, 2 * n1))
+    grid = psi.shape[1:]
+    qc = _half_sq_norm(grid)
+    qf = _half_sq_norm(tuple(2 * n for n in grid))
+    fine = np.empty((len(psi),) + qf.shape)
     conj = np.empty_like(fine)
-    for i in range(n):
+    for i in range(len(psi)):
         fine[i] = qf + refine(_binomial(psi[i] - qc))
-        _kernels.legendre_2d(fine[i], conj[i])
-        _kernels.legendre_2d(conj[i], fine[i])
+        _nd.legendre(fine[i], conj[i])
+        _nd.legendre(conj[i], fine[i])
     return fine, conj
 
 

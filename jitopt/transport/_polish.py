@@ -6,7 +6,7 @@ the potentials of the run.
 
 import numpy as np
 
-from . import _kernels
+from . import _kernels, _nd
 from ._grid import _back_and_forth
 
 __all__ = []
@@ -27,15 +27,14 @@ def polish(nu, mus, lam, psi, phi, active, steps, iters, maxsub, pool=None):
     Returns the polished barycenter (mean one) and writes the refined pairs to ``psi`` and
     ``phi``; returns ``None`` and leaves them unchanged when a value becomes non-finite.
     """
-    n0, n1 = nu.shape
     work_psi = psi.copy()
     work_phi = phi.copy()
-    pbar = np.empty((n0, n1))
+    pbar = np.empty(nu.shape)
 
     def refine(i):
         p, c = work_psi[i], work_phi[i]
-        _kernels.legendre_2d(p, c)  # a conjugate pair, p = c*
-        _kernels.legendre_2d(c, p)
+        _nd.legendre(p, c)  # a conjugate pair, p = c*
+        _nd.legendre(c, p)
         sigma = 4.0 / max(nu.max(), mus[i].max())
         with np.errstate(over="ignore", invalid="ignore"):
             return _back_and_forth(nu, mus[i], p, c, sigma, iters, 0.0)[0]
@@ -48,11 +47,11 @@ def polish(nu, mus, lam, psi, phi, active, steps, iters, maxsub, pool=None):
             _kernels.weighted_sum(work_psi, lam, active, pbar)
             new = np.empty_like(nu)
             last = step == steps - 1  # the fine deposit of output="sharpened"
-            _kernels.pushforward(nu, pbar, new, maxsub, 2.0 if last else 1.0, not last)
+            _nd.push(nu, pbar, new, maxsub, 2.0 if last else 1.0, not last)
             mass = new.sum()
             if not (np.isfinite(mass) and mass > 0):
                 return None
-            nu = new * (n0 * n1 / mass)
+            nu = new * (nu.size / mass)
     except FloatingPointError:
         return None
     if not (np.all(np.isfinite(nu)) and np.all(np.isfinite(work_psi))):

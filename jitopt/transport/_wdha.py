@@ -1,5 +1,5 @@
-"""WDHA: Wasserstein-descent H1-ascent for the exact Wasserstein barycenter on a 2-D
-grid: the options and the choice of variant (:mod:`jitopt.transport._wdha_variants`)."""
+"""WDHA: Wasserstein-descent H1-ascent for the exact Wasserstein barycenter on a 2-D or
+3-D grid: the options and the choice of variant (:mod:`jitopt.transport._wdha_variants`)."""
 
 import os
 
@@ -24,7 +24,8 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
          polish_iters=10, order="gauss-seidel", sigma0=0.05, n_jobs=None,
          max_subsamples=16, max_time=np.inf, callback=None, history=False, disp=False,
          rng=None):
-    r"""Exact (unregularised) Wasserstein-2 barycenter of densities on a 2-D grid by WDHA.
+    r"""Exact (unregularised) Wasserstein-2 barycenter of densities on a 2-D or 3-D grid by
+    WDHA.
 
     Solves :math:`\min_\nu \sum_i \lambda_i W_2^2(\nu, \mu_i)` through the minimax problem
 
@@ -62,7 +63,7 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     step sizes follow the back-and-forth rule with the floor ``sigma0 / 50``; and the run
     stops when the next barycenter step would move mass by at most ``xtol`` cells.
     Grids larger than ``coarsest`` cells per side start instead from the solution on
-    the grid of 2 x 2 blocks (coarse to fine), which makes large grids several times
+    the grid of 2 x 2 (x 2) blocks (coarse to fine), which makes large grids several times
     faster. The run ends with a polish: ``polish`` fixed-point steps of Álvarez-Esteban
     et al. (the barycenter step with :math:`\tau = 1`),
 
@@ -80,7 +81,7 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     ----------
     problem : jitopt.problems.BarycenterProblem
         The densities :math:`\mu_i` on a common grid and the weights :math:`\lambda`.
-    x0 : array_like of shape (height, width), optional
+    x0 : array_like of the grid's shape, optional
         Initial barycenter, a nonnegative density of positive mass on the grid (normalised;
         not modified). Default: the input of largest weight (``"paper"``: the first input,
         as in the authors' code).
@@ -107,11 +108,12 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
         Back-and-forth iterations that start each potential (default 100; ``"paper"``:
         0, the potentials start at :math:`q`).
     coarsest : int, optional
-        ``"sharp"``, without ``x0``: the coarse-to-fine start (default 128). A grid with
-        even sides both larger than ``coarsest`` is first solved on the grid of its
-        2 x 2 blocks (recursively, down to at most ``coarsest`` cells per side, with the
-        same options); the displacement potentials :math:`\psi_i - q` and the barycenter
-        of that run, with their :math:`(-1)^{i+j}` mode filtered out, are interpolated
+        ``"sharp"``, without ``x0``: the coarse-to-fine start (default 128 in 2-D, 64 in
+        3-D). A grid with even sides all larger than ``coarsest`` is first solved on the
+        grid of its 2 x 2 (x 2) blocks (recursively, down to at most ``coarsest`` cells
+        per side, with the same options); the displacement potentials
+        :math:`\psi_i - q` and the barycenter of that run, with their
+        :math:`(-1)^{i+j}` mode filtered out, are interpolated
         by cubic convolution, the potentials made convex, and the run goes on from there
         without ``warm_start`` and with the horizon ``max(1, horizon // 5)``. A value
         at least the grid's sides turns it off. ``"paper"`` ignores it.
@@ -164,11 +166,11 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
         pushforwards of the inputs (one per input of positive weight and evaluation, plus
         ``2 * polish * polish_iters`` per such input for the polish's back-and-forth
         iterations). The history holds the iterates of the loop, not the polished one.
-        Also ``potentials`` (the final :math:`\psi_i`, shape ``(n, height, width)``),
+        Also ``potentials`` (the final :math:`\psi_i`, shape ``(n,)`` + the grid),
         ``sigma`` (the final step sizes), ``dual`` (the final dual values
         :math:`\approx\tfrac12 W_2^2(\nu, \mu_i)`), ``h1_residual`` (the final residuals),
         ``wasserstein_gradient`` (the final squared Wasserstein gradient norm) and
-        ``levels`` (``(height, width, nit)`` of each coarser run of the coarse-to-fine
+        ``levels`` (the grid's sides and ``nit`` of each coarser run of the coarse-to-fine
         start, coarsest first; ``nit``, ``nfev``, ``njev`` and ``nifo`` count the
         finest grid only). A NaN
         or inf in the iteration stops with ``Status.NONFINITE`` and the best iterate.
@@ -208,7 +210,7 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     >>> round(float(np.sum(res.x * rows)), 1), round(float(np.sum(res.x * cols)), 1)
     (15.5, 11.5)
     """
-    n, n0, n1 = problem.densities.shape
+    n, grid = problem.n_densities, problem.shape
     variant = check_choice("variant", variant, ("sharp", "paper"))
     paper = variant == "paper"
     T = check_int("maxiter", (300 if paper else 1000) if maxiter is None else maxiter, low=1)
@@ -217,7 +219,8 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     horizon = check_int("horizon", T if paper else 100 if horizon is None else horizon, low=1)
     warm_start = check_int("warm_start", (0 if paper else 100) if warm_start is None
                            else warm_start, low=0)
-    coarsest = check_int("coarsest", 128 if coarsest is None else coarsest, low=3)
+    coarsest = check_int("coarsest", (128 if len(grid) == 2 else 64) if coarsest is None
+                         else coarsest, low=3)
     output = check_choice("output", "iterate" if paper or output is None else output,
                           ("iterate", "sharpened"))
     polish = check_int("polish", (0 if paper else 3) if polish is None else polish, low=0)
@@ -232,13 +235,13 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     check_rng(rng)
     if n_jobs is None:  # threads pay from about 64 x 64 cells on (measured on 2 cores)
         active = int(np.count_nonzero(problem.weights > 0))
-        n_jobs = min(active, os.cpu_count() or 1) if n0 * n1 >= 4096 else 1
+        n_jobs = min(active, os.cpu_count() or 1) if np.prod(grid) >= 4096 else 1
     n_jobs = check_int("n_jobs", n_jobs, low=1)
     nu = None
     if x0 is not None:
         nu = as_density("x0", x0)
-        if nu.shape != (n0, n1):
-            raise ValueError(f"x0 must have the grid shape {(n0, n1)} of the densities, "
+        if nu.shape != grid:
+            raise ValueError(f"x0 must have the grid shape {grid} of the densities, "
                              f"got {nu.shape}")
     o = WdhaOptions(n=n, T=T, tol=tol, xtol=xtol, horizon=horizon, warm_start=warm_start,
                     coarsest=coarsest, output=output, polish=polish, polish_iters=polish_iters,

@@ -41,7 +41,7 @@ class _Progress:
 def wdha_barycenter(A, weights=None, numItermax=None, stopThr=1e-12, verbose=False, log=False,
                     variant="sharp", order="gauss-seidel", sigma0=0.05, n_jobs=None,
                     max_subsamples=16, polish=None, polish_iters=10):
-    r"""Exact Wasserstein-2 barycenter of densities on a 2-D grid, with POT's interface.
+    r"""Exact Wasserstein-2 barycenter of densities on a 2-D or 3-D grid, with POT's interface.
 
     A thin wrapper over :func:`wdha` with the argument names of POT's barycenters:
     ``wdha_barycenter(A, weights, numItermax, stopThr)`` is
@@ -49,7 +49,7 @@ def wdha_barycenter(A, weights=None, numItermax=None, stopThr=1e-12, verbose=Fal
 
     Parameters
     ----------
-    A : array_like of shape (n_hists, height, width)
+    A : array_like of shape (n_hists, height, width) or (n_hists, height, width, depth)
         Nonnegative densities on a common grid over the unit square (the ``densities`` of
         :class:`~jitopt.problems.BarycenterProblem`); each is normalised to unit mass.
     weights : array_like of shape (n_hists,), optional
@@ -71,7 +71,7 @@ def wdha_barycenter(A, weights=None, numItermax=None, stopThr=1e-12, verbose=Fal
 
     Returns
     -------
-    barycenter : ndarray of shape (height, width)
+    barycenter : ndarray of the grid's shape
         Nonnegative, summing to 1.
     log : dict
         Only if ``log=True``, one row per iteration (ascent step): ``dual`` (dual value
@@ -102,7 +102,7 @@ def wdha_barycenter(A, weights=None, numItermax=None, stopThr=1e-12, verbose=Fal
     >>> log["status"].name, bool(log["success"])
     ('CONVERGED', True)
     """
-    problem = BarycenterProblem(as_density("A", A, ndim=3), weights)  # errors name A
+    problem = BarycenterProblem(as_density("A", A, stack=True), weights)  # errors name A
     variant = check_choice("variant", variant, ("sharp", "paper"))
     T = check_int("numItermax", (300 if variant == "paper" else 1000) if numItermax is None
                   else numItermax, low=1)

@@ -11,7 +11,7 @@ from .._core.result import NonFiniteOracle, Status
 from .._core.run import Algorithm, State, run, sub_run
 from .._core.stopping import Criterion, MaxIter, MaxTime, Tolerance, verdict
 from ..problems import BarycenterProblem
-from . import _kernels, _polish
+from . import _kernels, _nd, _polish
 from ._grid import _armijo, _half_sq_norm, _invlap, wasserstein2_grid
 from ._levels import coarsen, prolong_density, prolong_potentials
 
@@ -136,21 +136,21 @@ class Wdha(Algorithm):
 
     def start(self, problem, x):
         o, mus = self.o, problem.densities
-        n, n0, n1 = mus.shape
+        n, grid = len(mus), mus.shape[1:]
         self.problem, self.mus, self.lam = problem, mus, problem.weights
         self.active = [i for i in range(n) if self.lam[i] > 0]
-        self.q = q = _half_sq_norm((n0, n1))
-        self.g0, self.g1 = np.empty((n0, n1)), np.empty((n0, n1))
-        _kernels.gradient(q, self.g0, self.g1)  # the cell centres, exactly the gradient of q
-        self.y, self.x = self.g0.copy(), self.g1.copy()
-        self.psi, self.phi = np.empty((n, n0, n1)), np.empty((n, n0, n1))
+        self.q = q = _half_sq_norm(grid)
+        self.ident = np.empty((len(grid),) + grid)
+        _nd.gradients(q, self.ident)  # the cell centres, the gradient of q
+        self.grad, self.sides = np.empty_like(self.ident), np.array(grid, dtype=float)
+        self.psi, self.phi = np.empty(mus.shape), np.empty(mus.shape)
         self.psi[:] = q - q.mean()
         self.levels, self.sig, self.horizon = [], np.full(n, o.sigma0), o.horizon
         self.dual = self.res = np.full(n, np.nan)  # (before the first evaluation)
         self.wgrad = np.nan
         nu = self.prepare(self.nu0)
         self.last = np.full(n, -np.inf)
-        self.rhos, self.pbar = np.empty((n, n0, n1)), np.empty((n0, n1))
+        self.rhos, self.pbar = np.empty(mus.shape), np.empty(grid)
         s = State(None, np.nan, np.nan, self.measure, nu=nu)
         self.evaluate(s, True)
         return s
@@ -164,14 +164,14 @@ class Wdha(Algorithm):
                 self.psi[i] = wasserstein2_grid(nu, self.mus[i], numItermax=self.o.warm_start,
                                                 stopThr=0.0, log=True)[1]["phi"]
         for i in range(len(self.mus)):
-            _kernels.legendre_2d(self.psi[i], self.phi[i])
+            _nd.legendre(self.psi[i], self.phi[i])
         return nu
 
     def step(self, s, budget):
         s.nit += 1
         f = (1.0 - s.tau) * self.q + s.tau * self.pbar
         new = np.empty_like(s.nu)
-        _kernels.pushforward(s.nu, f, new, self.o.maxsub, 1.0, self.stretch_only)
+        _nd.push(s.nu, f, new, self.o.maxsub, 1.0, self.stretch_only)
         s.nu = new * (new.size / new.sum())
         # the barycenter after the last step is measured without an ascent step
         self.evaluate(s, s.nit < self.o.T)
@@ -182,7 +182,7 @@ class Wdha(Algorithm):
     def residual(self, i, nu):
         """The H^-1 residual of input i and its Riesz representative g."""
         rho = self.rhos[i]
-        _kernels.pushforward(self.mus[i], self.phi[i], rho, self.o.maxsub, 1.0, False)
+        _nd.push(self.mus[i], self.phi[i], rho, self.o.maxsub, 1.0, False)
         rho -= nu
         g = _invlap(rho)
         return float(np.mean(g * rho)), g
@@ -192,13 +192,13 @@ class Wdha(Algorithm):
         psi, phi = self.psi[i], self.phi[i]
         with np.errstate(over="ignore", invalid="ignore"):  # overflow: NONFINITE below
             psi += self.sig[i] * g
-        _kernels.legendre_2d(psi, phi)
-        _kernels.legendre_2d(phi, psi)
-        return res, _kernels.dual_value(psi, phi, nu, self.mus[i])
+        _nd.legendre(psi, phi)
+        _nd.legendre(phi, psi)
+        return res, _nd.dual(psi, phi, nu, self.mus[i])
 
     def measure_at(self, i, nu):
         return (self.residual(i, nu)[0],
-                _kernels.dual_value(self.psi[i], self.phi[i], nu, self.mus[i]))
+                _nd.dual(self.psi[i], self.phi[i], nu, self.mus[i]))
 
     def evaluate(self, s, ascend):
         """A step on each potential at ``s.nu`` (an ascent step, or none), then the
@@ -220,8 +220,11 @@ class Wdha(Algorithm):
                 self.last[i] = v
         if o.order == "gauss-seidel" or not ascend:
             self.weighted_potential()
-        _kernels.gradient(self.pbar, self.g0, self.g1)
-        wgrad, cells = _kernels.displacement_norms(self.y, self.x, self.g0, self.g1, nu)
+        _nd.gradients(self.pbar, self.grad)
+        d = len(self.sides)
+        wgrad, cells = _kernels.displacement_norms(self.ident.reshape(d, -1),
+                                                   self.grad.reshape(d, -1), nu.ravel(),
+                                                   self.sides)
         self.problem.counts.add(nfev=1, njev=1, nifo=len(self.active))
         if not (np.all(np.isfinite(dual)) and np.all(np.isfinite(res))
                 and np.isfinite(wgrad)):
@@ -266,18 +269,18 @@ class SharpWdha(Wdha):
                                                       residual))
 
     def prepare(self, nu):
-        mus, (n0, n1) = self.mus, nu.shape
-        if not (self.coarse_to_fine and n0 % 2 == 0 and n1 % 2 == 0
-                and min(n0, n1) > max(self.o.coarsest, 5)
+        mus, grid = self.mus, nu.shape
+        if not (self.coarse_to_fine and all(n % 2 == 0 for n in grid)
+                and min(grid) > max(self.o.coarsest, 5)
                 and any(np.max(np.abs(mus[i] - nu)) > 1e-12 * nu.max() for i in self.active)):
             return super().prepare(nu)
         # coarse to fine: solve on the 2 x 2 blocks, continue from the prolongation
-        problem = BarycenterProblem(coarsen(mus), self.lam)
+        problem = BarycenterProblem(coarsen(mus, len(grid)), self.lam)
         start = problem.densities[int(np.argmax(self.lam))].copy()
         coarse = SharpWdha(self.o.but(polish=0, output="iterate"), start, self.pool, self.stop,
                            coarse_to_fine=True)
         s = sub_run(problem, coarse, start / start.sum(), self.stop)[0]
-        self.levels = list(coarse.levels) + [(n0 // 2, n1 // 2, s.nit)]
+        self.levels = list(coarse.levels) + [tuple(n // 2 for n in grid) + (s.nit,)]
         self.psi, self.phi = prolong_potentials(coarse.psi)
         self.sig[:] = coarse.sig
         self.horizon = max(1, self.o.horizon // 5)
@@ -316,6 +319,6 @@ def _sharpened(mus, lam, phi, active, maxsub):
     out = np.zeros(mus.shape[1:])
     tmp = np.empty(mus.shape[1:])
     for i in active:
-        _kernels.pushforward(mus[i], phi[i], tmp, maxsub, 2.0, False)
+        _nd.push(mus[i], phi[i], tmp, maxsub, 2.0, False)
         out += lam[i] * tmp
     return out / out.sum()

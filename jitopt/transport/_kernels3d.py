@@ -1,0 +1,216 @@
+"""Numba kernels of the grid transport building blocks on 3-D grids: the 2-D kernels of
+:mod:`jitopt.transport._kernels` with a third axis.
+
+Grid convention: an array of shape ``(n0, n1, n2)`` holds cell values on ``[0, 1]^3``; cell
+``(i, j, k)`` has centre ``((i + 1/2) / n0, (j + 1/2) / n1, (k + 1/2) / n2)``. All kernels
+work on float64 C-contiguous arrays and release the GIL.
+"""
+
+import numpy as np
+from numba import njit
+
+from . import _kernels  # (its legendre_line, read when a kernel compiles)
+
+#: the cap on the sub-samples per cell and axis of a 3-D pushforward (at most 512 per cell)
+MAX_SUB_3D = 8
+
+
+@njit(cache=True, nogil=True)
+def _strided_pass(out, axis, work, xs):
+    """1-D transforms of the negated lines of ``out`` along ``axis`` (0 or 1), 8 lines
+    (consecutive along axis 2) at a time through a contiguous strip."""
+    n0, n1, n2 = out.shape
+    outer = n1 if axis == 0 else n0
+    n = n0 if axis == 0 else n1
+    strip = np.empty((8, n))
+    for o in range(outer):
+        for k0 in range(0, n2, 8):
+            b = min(8, n2 - k0)
+            for t in range(n):
+                for c in range(b):
+                    strip[c, t] = -(out[t, o, k0 + c] if axis == 0 else out[o, t, k0 + c])
+            for c in range(b):
+                _kernels.legendre_line(strip[c], strip[c], work[0], work[1], work[2], xs)
+            for t in range(n):
+                for c in range(b):
+                    if axis == 0:
+                        out[t, o, k0 + c] = strip[c, t]
+                    else:
+                        out[o, t, k0 + c] = strip[c, t]
+
+
+@njit(cache=True, nogil=True)
+def legendre_3d(f, out):
+    """Separable 3-D discrete Legendre transform on the cell-centre grid: 1-D transforms
+    along axis 2 (contiguous lines), then along axis 1 and axis 0 of the negated result.
+    ``out`` may alias ``f``."""
+    n0, n1, n2 = f.shape
+    nmax = max(n0, n1, n2)
+    work = np.empty((3, nmax))
+    x2 = (np.arange(n2) + 0.5) / n2
+    for i in range(n0):
+        for j in range(n1):
+            _kernels.legendre_line(f[i, j], out[i, j], work[0], work[1], work[2], x2)
+    for axis in range(1, -1, -1):  # axis 1, then 0 (a variable: one specialisation)
+        n = out.shape[axis]
+        _strided_pass(out, axis, work, (np.arange(n) + 0.5) / n)
+
+
+@njit(cache=True, nogil=True)
+def _diff(a, b, c, at_start, at_end):
+    """The difference across a cell along one axis from the values before (``a``), at
+    (``b``) and after (``c``) it: centred inside, second-order one-sided on the faces (the
+    caller passes the two next values there)."""
+    if at_start:
+        return -3.0 * a + 4.0 * b - c
+    if at_end:
+        return 3.0 * c - 4.0 * b + a
+    return c - a
+
+
+@njit(cache=True, nogil=True)
+def gradient_3d(f, g0, g1, g2):
+    """Gradient of ``f`` at the cell centres, in ``[0, 1]`` units: centred differences
+    inside, second-order one-sided differences on the faces (exact for quadratics). Needs
+    every side ``>= 3``."""
+    n0, n1, n2 = f.shape
+    for i in range(n0):
+        ia = min(max(i - 1, 0), n0 - 3)  # the three values used along axis 0
+        for j in range(n1):
+            ja = min(max(j - 1, 0), n1 - 3)
+            for k in range(n2):
+                ka = min(max(k - 1, 0), n2 - 3)
+                g0[i, j, k] = 0.5 * n0 * _diff(f[ia, j, k], f[ia + 1, j, k], f[ia + 2, j, k],
+                                               i == 0, i == n0 - 1)
+                g1[i, j, k] = 0.5 * n1 * _diff(f[i, ja, k], f[i, ja + 1, k], f[i, ja + 2, k],
+                                               j == 0, j == n1 - 1)
+                g2[i, j, k] = 0.5 * n2 * _diff(f[i, j, ka], f[i, j, ka + 1], f[i, j, ka + 2],
+                                               k == 0, k == n2 - 1)
+
+
+@njit(cache=True, nogil=True)
+def _corner(v, n):
+    """Lower corner index and fraction of the coordinate ``v`` (in cells) on an axis of
+    ``n`` centres, clamped to the grid (NaN goes to the first cell)."""
+    if not v > 0.0:
+        return 0, 0.0
+    if v >= n - 1:
+        return n - 2, 1.0
+    i = int(v)
+    return i, v - i
+
+
+@njit(cache=True, nogil=True)
+def _deposit3(out, y, x, z, w):
+    n0, n1, n2 = out.shape
+    i, t = _corner(y, n0)
+    j, s = _corner(x, n1)
+    k, u = _corner(z, n2)
+    for a in range(2):
+        wa = w * (t if a else 1.0 - t)
+        for b in range(2):
+            wb = wa * (s if b else 1.0 - s)
+            out[i + a, j + b, k] += wb * (1.0 - u)
+            out[i + a, j + b, k + 1] += wb * u
+
+
+@njit(cache=True, nogil=True)
+def _trilinear(p0, p1, p2, i, j, k, t, s, u):
+    """The three map components interpolated trilinearly at fractions ``(t, s, u)`` of the
+    cell with lower corner ``(i, j, k)`` (one set of weights for all three)."""
+    y = x = z = 0.0
+    for a in range(2):
+        wa = t if a else 1.0 - t
+        for b in range(2):
+            wb = wa * (s if b else 1.0 - s)
+            for c in range(2):
+                w = wb * (u if c else 1.0 - u)
+                y += w * p0[i + a, j + b, k + c]
+                x += w * p1[i + a, j + b, k + c]
+                z += w * p2[i + a, j + b, k + c]
+    return y, x, z
+
+
+@njit(cache=True, nogil=True)
+def _subsamples(e, maxsub, down):
+    """Sub-samples along an axis for the stretch ``e`` (already times ``mult``)."""
+    if e >= maxsub:
+        return maxsub
+    if down:
+        return max(1, int(e))
+    return max(1, int(np.ceil(e - 1e-9)))
+
+
+@njit(cache=True, nogil=True)
+def _stretch(p0, p1, p2, lo, hi, axis_lo, axis_hi):
+    """The largest change of the map components between two cells, per cell."""
+    d = max(abs(p0[hi] - p0[lo]), abs(p1[hi] - p1[lo]), abs(p2[hi] - p2[lo]))
+    return d / (axis_hi - axis_lo)
+
+
+@njit(cache=True, nogil=True)
+def pushforward_3d(rho, f, out, maxsub, mult, down):
+    """``out = (grad f)_# rho`` for a cellwise-constant density on a 3-D grid: the 2-D
+    kernel's rule with trilinear interpolation of the map at ``k0 x k1 x k2`` sub-samples
+    (at most ``min(maxsub, 8)`` per axis) and trilinear deposits on the 8 nearest centres,
+    clamped; total mass is conserved exactly."""
+    n0, n1, n2 = rho.shape
+    maxsub = min(maxsub, MAX_SUB_3D)
+    p0, p1, p2 = np.empty((n0, n1, n2)), np.empty((n0, n1, n2)), np.empty((n0, n1, n2))
+    gradient_3d(f, p0, p1, p2)
+    for i in range(n0):
+        for j in range(n1):
+            for k in range(n2):
+                p0[i, j, k] = p0[i, j, k] * n0 - 0.5  # the map in output cell units
+                p1[i, j, k] = p1[i, j, k] * n1 - 0.5
+                p2[i, j, k] = p2[i, j, k] * n2 - 0.5
+                out[i, j, k] = 0.0
+    for i in range(n0):
+        ia, ib = max(i - 1, 0), min(i + 1, n0 - 1)
+        for j in range(n1):
+            ja, jb = max(j - 1, 0), min(j + 1, n1 - 1)
+            for k in range(n2):
+                mass = rho[i, j, k]
+                if mass <= 0.0:
+                    continue
+                ka, kb = max(k - 1, 0), min(k + 1, n2 - 1)
+                k0 = _subsamples(mult * _stretch(p0, p1, p2, (ia, j, k), (ib, j, k), ia, ib),
+                                 maxsub, down)
+                k1 = _subsamples(mult * _stretch(p0, p1, p2, (i, ja, k), (i, jb, k), ja, jb),
+                                 maxsub, down)
+                k2 = _subsamples(mult * _stretch(p0, p1, p2, (i, j, ka), (i, j, kb), ka, kb),
+                                 maxsub, down)
+                if k0 == 1 and k1 == 1 and k2 == 1:
+                    _deposit3(out, p0[i, j, k], p1[i, j, k], p2[i, j, k], mass)
+                    continue
+                w = mass / (k0 * k1 * k2)
+                for a in range(k0):
+                    r = i + (a + 0.5) / k0 - 0.5
+                    r0 = min(max(int(np.floor(r)), 0), n0 - 2)
+                    for b in range(k1):
+                        c = j + (b + 0.5) / k1 - 0.5
+                        c0 = min(max(int(np.floor(c)), 0), n1 - 2)
+                        for e in range(k2):
+                            z = k + (e + 0.5) / k2 - 0.5
+                            z0 = min(max(int(np.floor(z)), 0), n2 - 2)
+                            my, mx, mz = _trilinear(p0, p1, p2, r0, c0, z0, r - r0, c - c0,
+                                                    z - z0)
+                            _deposit3(out, my, mx, mz, w)
+
+
+@njit(cache=True, nogil=True)
+def dual_value_3d(psi, phi, nu, mu):
+    """``mean(q (nu + mu) - nu psi - mu phi)`` with ``q = |x|^2 / 2`` at the cell centres
+    of a 3-D grid (the 2-D kernel's ``dual_value``)."""
+    n0, n1, n2 = psi.shape
+    total = 0.0
+    for i in range(n0):
+        y = (i + 0.5) / n0
+        for j in range(n1):
+            x = (j + 0.5) / n1
+            for k in range(n2):
+                z = (k + 0.5) / n2
+                q = 0.5 * (x * x + y * y + z * z)
+                total += (q * (nu[i, j, k] + mu[i, j, k]) - nu[i, j, k] * psi[i, j, k]
+                          - mu[i, j, k] * phi[i, j, k])
+    return total / (n0 * n1 * n2)

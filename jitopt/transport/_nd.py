@@ -1,0 +1,29 @@
+"""The grid kernels of a 2-D or a 3-D grid, chosen by the arrays' number of axes
+(:mod:`jitopt.transport._kernels`, :mod:`jitopt.transport._kernels3d`)."""
+
+from . import _kernels, _kernels3d
+
+__all__ = []
+
+
+def legendre(f, out):
+    """The exact grid Legendre transform of ``f`` into ``out`` (which may alias it)."""
+    (_kernels.legendre_2d if f.ndim == 2 else _kernels3d.legendre_3d)(f, out)
+
+
+def gradients(f, out):
+    """The gradient of ``f`` at the cell centres into ``out`` of shape
+    ``(f.ndim,) + f.shape``."""
+    (_kernels.gradient if f.ndim == 2 else _kernels3d.gradient_3d)(f, *out)
+
+
+def push(rho, f, out, maxsub, mult, down):
+    """``out = (grad f)_# rho`` by :func:`~jitopt.transport._kernels.pushforward` (in 3-D
+    at most 8 sub-samples per axis)."""
+    kernel = _kernels.pushforward if rho.ndim == 2 else _kernels3d.pushforward_3d
+    kernel(rho, f, out, maxsub, mult, down)
+
+
+def dual(psi, phi, nu, mu):
+    """The Kantorovich dual value :func:`~jitopt.transport._kernels.dual_value`."""
+    return (_kernels.dual_value if psi.ndim == 2 else _kernels3d.dual_value_3d)(psi, phi, nu, mu)

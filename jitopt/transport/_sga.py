@@ -1,0 +1,332 @@
+"""SGA: Sobolev gradient ascent on the constraint-free dual of the Wasserstein barycenter
+problem, on the grid kernels of WDHA, ending with WDHA's polish."""
+
+import os
+
+import numpy as np
+
+from .._core.registry import register_method
+from .._core.result import NonFiniteOracle, Status
+from .._core.run import Algorithm, State, run
+from .._core.stopping import MaxIter, MaxTime, Tolerance, verdict
+from ..problems import BarycenterProblem
+from ..validation import check_choice, check_int, check_real, check_rng
+from . import _kernels, _nd, _polish
+from ._grid import _half_sq_norm, _invlap
+from ._wdha_variants import WdhaOptions, _pool, _sharpened
+
+__all__ = ["sga"]
+
+MEASURE = "largest H^-1 distance between an input's pushforward and their mean"
+
+
+@register_method("sga", BarycenterProblem, tol_option="tol", doc=dict(
+    history=r", and ``dual_value`` (the iterate's :math:`2D(f)`), ``step`` (:math:`\eta`), "
+            "``max_h1_residual`` and ``h1_residual_<i>``; in the loop ``fun`` is the "
+            "iterate's dual value",
+    rng="Accepted for the common interface; SGA is deterministic."))
+def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=300,
+        tol=1e-12, polish=None, polish_iters=10, output="iterate", n_jobs=None,
+        max_subsamples=16, max_time=np.inf, callback=None, history=False, disp=False,
+        rng=None):
+    r"""Exact (unregularised) Wasserstein-2 barycenter of densities on a 2-D or 3-D grid by
+    Sobolev gradient ascent (SGA) on a concave dual.
+
+    With :math:`q = \tfrac12|x|^2` and the c-transform :math:`f^c = q - (q - f)^*`, the
+    barycenter problem :math:`\min_\nu \sum_i \lambda_i W_2^2(\nu, \mu_i)` has the dual
+
+    .. math::
+
+        \max_{f_1, \dots, f_n}\ D(f) = \sum_i \lambda_i \int f_i^c\, d\mu_i
+        \quad \text{subject to} \quad \sum_i \lambda_i f_i = 0
+
+    over arbitrary grid functions (no convexity constraint), with the same optimal value
+    (up to the factor 2: :math:`2D` bounds :math:`\sum_i\lambda_i W_2^2`). Its first variation
+    is :math:`-\sum_i \lambda_i \int h_i\, d\rho_i` with the pushforwards
+    :math:`\rho_i = (\nabla\varphi_i)_\#\mu_i`, :math:`\varphi_i = (q - f_i)^*`, so the
+    :math:`\dot H^1` gradient on the constraint's tangent space is
+    :math:`G_i = (-\Delta)^{-1}(\bar\rho - \rho_i)`, :math:`\bar\rho = \sum_k \lambda_k\rho_k`,
+    and each iteration is
+
+    .. math:: f_i \leftarrow f_i + \eta\, G_i, \qquad \eta = c / \max_i \max \mu_i,
+
+    which keeps :math:`\sum_i \lambda_i f_i = 0` and treats every input alike. A step that
+    lowers :math:`D` by more than 1 % is rejected and :math:`c` halved. At the optimum all
+    :math:`\rho_i` agree and are the barycenter. Per iteration and input: one exact grid
+    Legendre transform, one pushforward and one pair of DCTs, :math:`O(m \log m)` for
+    :math:`m` cells; the per-input work runs in threads.
+
+    The last :math:`\bar\rho` is then polished as WDHA's (:func:`wdha`): ``polish``
+    fixed-point steps :math:`\nu \leftarrow (\sum_i\lambda_i\nabla\psi_i)_\#\nu` from
+    :math:`\psi_i = \varphi_i^*`, each after ``polish_iters`` back-and-forth iterations per
+    input. SGA never makes :math:`q - f_i` convex, so its maps are rough where the inputs
+    vanish and the raw :math:`\bar\rho` is too wide there; the polish removes this.
+
+    ``variant="paper"`` is the method as in the authors' code: the last input of positive
+    weight is eliminated, :math:`f_n = -\sum_{j<n} (\lambda_j/\lambda_n) f_j`, the others
+    step by :math:`\eta_t \lambda_j (-\Delta)^{-1}(\rho_n - \rho_j)` with
+    :math:`\eta_t = 0.5/\sqrt{t + 1}` (not scaled by the densities), no step guard, no
+    polish, and the output is :math:`\rho` of the first input of positive weight.
+
+    Parameters
+    ----------
+    problem : jitopt.problems.BarycenterProblem
+        The densities :math:`\mu_i` on a common grid and the weights :math:`\lambda`.
+    x0 : None
+        A dual method has no starting barycenter (the potentials start at 0); only
+        ``None`` is accepted.
+    variant : {"sharp", "paper"}, default "sharp"
+        The symmetric method above, or the authors' (reproduction only).
+    step : float, optional
+        ``"sharp"``: :math:`c` in :math:`\eta = c / \max_i\max\mu_i` (densities of mean one;
+        default 4). ``"paper"``: the absolute step (default 0.5).
+    schedule : {"constant", "sqrt"}, optional
+        :math:`\eta_t = \eta` or :math:`\eta/\sqrt{t + 1}`. Default ``"constant"``
+        (``"paper"``: ``"sqrt"``).
+    maxiter : int, default 300
+        The number of iterations :math:`T`; running all of them is the normal end
+        (``Status.SCHEDULE_DONE``).
+    tol : float, default 1e-12
+        Stop (``Status.CONVERGED``) when ``stationarity`` is at most ``tol``: with the
+        default, when the barycenter is found exactly (identical inputs, a unit weight).
+    polish : int, optional
+        Fixed-point steps of the final polish (default 3; ``"paper"``: 0, the only value
+        it accepts). It runs after ``Status.SCHEDULE_DONE`` only, and is dropped (the
+        unpolished result returned) if a value in it becomes non-finite.
+    polish_iters : int, default 10
+        Back-and-forth iterations per input and polish step.
+    output : {"iterate", "sharpened"}, default "iterate"
+        ``"iterate"``: :math:`\bar\rho`, polished. ``"sharpened"``: as :func:`wdha`'s,
+        each input pushed once by its final map with finer sub-samples.
+    n_jobs : int, optional
+        Threads for the per-input steps (default: one below 64 x 64 cells, else the number
+        of CPUs, at most the number of inputs with positive weight).
+    max_subsamples : int, default 16
+        Cap on the sub-samples per cell and axis in the pushforwards.
+    max_time : float, optional
+        Stop (``Status.MAXTIME``) after this many seconds.
+    {common options}
+
+    Returns
+    -------
+    OptimizeResult
+        ``x``: the barycenter, nonnegative and summing to one. ``fun``:
+        :math:`2\sum_i\lambda_i I_i` at the returned ``x``, where
+        :math:`I_i = \int (q - \psi_i)\,dx + \int (q - \psi_i^*)\,d\mu_i` with the final
+        (polished) potentials :math:`\psi_i`, the estimate of
+        :math:`\sum_i\lambda_i W_2^2(x, \mu_i)` that :func:`wdha` reports. ``dual_value``:
+        the largest :math:`2D(f)` over the iterates, a certified lower bound of the
+        optimal :math:`\sum_i\lambda_i W_2^2` over grid densities (each iterate's is
+        one, up to rounding, since :math:`f_i(y) + f_i^c(x) \le \tfrac12|x - y|^2` on the
+        grid; with a constant step it can drift down slowly after its peak, the
+        pushforward not being the exact supergradient of the discrete dual). ``gap``:
+        ``fun - dual_value``; without the polish and at the peak iterate it is
+        :math:`2\int\sum_i\lambda_i[(q - f_i) - (q - f_i)^{**}]\,dx \ge 0`, the
+        convexity defect that SGA leaves; otherwise an estimate. ``stationarity``:
+        :math:`\max_i \|\rho_i - \bar\rho\|^2_{\dot H^{-1}}` at the last iterate, zero
+        exactly at the optimum. ``dual`` (the :math:`I_i`), ``h1_residual`` (the terms of
+        ``stationarity``), ``potentials`` (the :math:`\psi_i`, usable as in :func:`wdha`),
+        ``step`` (the final :math:`c`). ``nit``: accepted iterations; ``nfev``: evaluations
+        of :math:`D` (rejected trials included); ``njev``: evaluations of the gradients
+        :math:`G`; ``nifo``: pushforwards of the inputs (one per input of positive weight
+        and gradient, plus ``2 * polish * polish_iters`` per such input for the polish).
+
+    Notes
+    -----
+    Inputs with zero weight are not touched. The 1 % tolerance of the step guard accepts
+    the small decreases that occur near the optimum, where the pushforward is not the exact
+    supergradient of the discrete dual. See :doc:`/theory/wdha`.
+
+    References
+    ----------
+    K. Kim, B. Zhou, C. Zhu and X. Chen, "Sobolev Gradient Ascent for Optimal Transport:
+    Barycenter Optimization and Convergence Analysis", ICLR 2026, arXiv:2505.13660.
+
+    Examples
+    --------
+    Two squares of side 8 cells, 16 rows and 8 columns apart: the barycenter is the square
+    halfway between them, at :math:`\sum_i \lambda_i W_2^2 = (8/32)^2 + (4/32)^2 = 0.078125`,
+    which the dual value approaches from below:
+
+    >>> import numpy as np, jitopt
+    >>> A = np.zeros((2, 32, 32))
+    >>> A[0, 4:12, 4:12] = A[1, 20:28, 12:20] = 1.0
+    >>> res = jitopt.transport.sga(jitopt.problems.BarycenterProblem(A))
+    >>> res.status.name, bool(res.dual_value <= 0.078125), round(res.dual_value, 3)
+    ('SCHEDULE_DONE', True, 0.078)
+    >>> rows, cols = np.indices(res.x.shape)  # the centre of mass, in cells
+    >>> round(float(np.sum(res.x * rows)), 1), round(float(np.sum(res.x * cols)), 1)
+    (15.5, 11.5)
+    """
+    n = problem.n_densities
+    variant = check_choice("variant", variant, ("sharp", "paper"))
+    paper = variant == "paper"
+    if x0 is not None:
+        raise ValueError("x0 must be None for sga (a dual method: the potentials start at 0)")
+    step = check_real("step", (0.5 if paper else 4.0) if step is None else step, low=0.0,
+                      low_open=True)
+    schedule = check_choice("schedule", ("sqrt" if paper else "constant") if schedule is None
+                            else schedule, ("constant", "sqrt"))
+    T = check_int("maxiter", maxiter, low=1)
+    tol = check_real("tol", tol, low=0.0)
+    polish = check_int("polish", (0 if paper else 3) if polish is None else polish, low=0)
+    if paper and polish:
+        raise ValueError(f"polish must be 0 with variant='paper' (the method as published), "
+                         f"got {polish}")
+    polish_iters = check_int("polish_iters", polish_iters, low=1)
+    output = check_choice("output", output, ("iterate", "sharpened"))
+    maxsub = check_int("max_subsamples", max_subsamples, low=1)
+    max_time = check_real("max_time", max_time, low=0.0)
+    check_rng(rng)
+    if n_jobs is None:  # threads pay from about 64 x 64 cells on, as for wdha
+        active = int(np.count_nonzero(problem.weights > 0))
+        n_jobs = min(active, os.cpu_count() or 1) if problem.densities[0].size >= 4096 else 1
+    n_jobs = check_int("n_jobs", n_jobs, low=1)
+    o = WdhaOptions(n=n, paper=paper, step=step, sqrt=schedule == "sqrt", T=T, tol=tol,
+                    polish=polish, polish_iters=polish_iters, output=output, maxsub=maxsub)
+    stop = (Tolerance("tol", tol) | MaxIter(T, status=Status.SCHEDULE_DONE)
+            | MaxTime(max_time))
+    with _pool(n_jobs) as pool:
+        return run(problem, Sga(o, pool), None, stop=stop, callback=callback,
+                   history=history, disp=disp, disp_every=max(1, T // 50))
+
+
+class Sga(Algorithm):
+    """The iteration: a trial ascent step on every potential ``f`` (:meth:`direction`), its
+    conjugates and dual value (:meth:`conjugates`), accepted unless the guard rejects it,
+    then the pushforwards and :math:`\\dot H^1` gradients at the new iterate
+    (:meth:`gradients`). ``state.dual`` is :math:`D(f)`."""
+
+    measure = MEASURE
+
+    def __init__(self, o, pool):
+        self.o, self.pool = o, pool
+        self.columns = (("dual_value", "step", "max_h1_residual")
+                        + tuple(f"h1_residual_{i}" for i in range(o.n)))
+
+    def start(self, problem, x):
+        o, mus = self.o, problem.densities
+        self.problem, self.mus, self.lam = problem, mus, problem.weights
+        self.active = [i for i in range(o.n) if self.lam[i] > 0]
+        self.q = _half_sq_norm(mus.shape[1:])
+        self.f, self.trial = np.zeros(mus.shape), np.zeros(mus.shape)
+        self.phi, self.phi_trial = np.empty(mus.shape), np.empty(mus.shape)
+        self.rhos, self.g = np.zeros(mus.shape), np.zeros(mus.shape)
+        self.res = np.zeros(o.n)
+        self.c = o.step
+        self.scale = 1.0 if o.paper else 1.0 / max(mus[i].max() for i in self.active)
+        self.psi, self.dual, self.dual_value, self.gap = None, np.full(o.n, np.nan), np.nan, np.nan
+        s = State(None, np.nan, np.nan, self.measure, dual=self.conjugates(self.f, self.phi))
+        if not np.isfinite(s.dual):
+            raise NonFiniteOracle("The dual value is non-finite (NaN or inf)")
+        self.gradients(s, 0.0)
+        return s
+
+    def conjugates(self, f, phi):
+        """``phi[i] = (q - f[i])*`` for the inputs of positive weight; returns ``D(f)``."""
+        q, m = self.q, self.q.size
+
+        def one(i):
+            _nd.legendre(q - f[i], phi[i])
+            return float((self.mus[i] * (q - phi[i])).sum()) / m  # (no BLAS call)
+
+        terms = list(self.pool.map(one, self.active)) if self.pool else \
+            [one(i) for i in self.active]
+        self.problem.counts.add(nfev=1)
+        return float(sum(self.lam[i] * t for i, t in zip(self.active, terms)))
+
+    def gradients(self, s, eta):
+        """The pushforwards, their mean (the iterate), the gradients ``g`` and residuals at
+        the current potentials; sets ``s``'s values."""
+        def push(i):
+            _nd.push(self.mus[i], self.phi[i], self.rhos[i], self.o.maxsub, 1.0, False)
+
+        if self.pool:
+            list(self.pool.map(push, self.active))
+        else:
+            for i in self.active:
+                push(i)
+        rbar = np.empty(self.q.shape)
+        _kernels.weighted_sum(self.rhos, self.lam, self.active, rbar)
+        for i in self.active:
+            r = rbar - self.rhos[i]
+            self.g[i] = _invlap(r)
+            self.res[i] = float(np.mean(self.g[i] * r))
+        self.problem.counts.add(njev=1, nifo=len(self.active))
+        if not (np.all(np.isfinite(rbar)) and np.all(np.isfinite(self.res))):
+            raise NonFiniteOracle("A pushforward or gradient is non-finite (NaN or inf)")
+        out = self.rhos[self.active[0]] if self.o.paper else rbar
+        s.x, s.nu = out / out.sum(), rbar
+        s.fun = 2.0 * s.dual
+        self.dual_value = max(self.dual_value, s.fun) if s.nit else s.fun
+        s.stationarity = float(self.res.max())
+        s.extra = dict(zip(self.columns, (s.fun, eta, s.stationarity, *self.res)))
+
+    def direction(self, eta):
+        """``trial = f + eta * (ascent direction)``."""
+        f, g, trial, act = self.f, self.g, self.trial, self.active
+        if not self.o.paper:
+            for i in act:
+                trial[i] = f[i] + eta * g[i]
+            return
+        last, lam = act[-1], self.lam  # the authors' form: f_last eliminated
+        trial[last] = 0.0
+        for j in act[:-1]:
+            trial[j] = f[j] + eta * lam[j] * (g[j] - g[last])
+            trial[last] -= (lam[j] / lam[last]) * trial[j]
+
+    def step(self, s, budget):
+        o = self.o
+        while True:
+            eta = self.c * self.scale / (np.sqrt(s.nit + 1.0) if o.sqrt else 1.0)
+            with np.errstate(over="ignore", invalid="ignore"):
+                self.direction(eta)
+                value = self.conjugates(self.trial, self.phi_trial)
+            if o.paper or value >= s.dual - 0.01 * abs(s.dual):  # the guard (NaN fails it)
+                break
+            self.c *= 0.5
+            if self.c < o.step * 2.0 ** -30:
+                return verdict(Status.SMALL_STEP, s, min_step=o.step * 2.0 ** -30)
+        if not np.isfinite(value):
+            raise NonFiniteOracle("The dual value is non-finite (NaN or inf)")
+        self.f, self.trial = self.trial, self.f
+        self.phi, self.phi_trial = self.phi_trial, self.phi
+        s.dual = value
+        s.nit += 1
+        self.gradients(s, eta)
+
+    def finish(self, s, ended, budget):
+        o, status = self.o, ended[0]
+        psi = np.zeros(self.mus.shape)
+        for i in self.active:
+            _nd.legendre(self.phi[i], psi[i])  # psi_i = phi_i*, paired with x
+        nu, note = s.nu, ""
+        if o.polish and status is Status.SCHEDULE_DONE:
+            polished = _polish.polish(nu, self.mus, self.lam, psi, self.phi, self.active,
+                                      o.polish, o.polish_iters, o.maxsub, self.pool)
+            self.problem.counts.add(nifo=2 * o.polish * o.polish_iters * len(self.active))
+            if polished is None:
+                note = " The polish was dropped: a value in it became non-finite."
+            else:
+                nu = polished
+                note = (f" Polished by {o.polish} fixed-point steps ({o.polish_iters} "
+                        f"back-and-forth iterations per input and step).")
+        if o.output == "sharpened" and s.stationarity > o.tol:
+            nu = _sharpened(self.mus, self.lam, self.phi, self.active, o.maxsub)
+        elif not o.paper:
+            nu = nu / nu.sum()
+        else:
+            nu = s.x
+        s.x = nu
+        nu = nu * nu.size
+        self.dual = np.zeros(o.n)
+        for i in self.active:
+            self.dual[i] = _nd.dual(psi[i], self.phi[i], nu, self.mus[i])
+        self.psi = psi
+        s.fun = 2.0 * float(self.dual @ self.lam)
+        self.gap = s.fun - self.dual_value
+        return ended[0], ended[1] + note
+
+    def fields(self, x, nit):
+        return {"dual_value": self.dual_value, "gap": self.gap, "dual": self.dual,
+                "h1_residual": self.res, "potentials": self.psi, "step": self.c}
