@@ -1,0 +1,118 @@
+"""Sparse Poisson regression: the loss and its oracles (jitopt.problems.poisson), IHT with the
+two-step projection and the Newton refit on it."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from jitopt import Status
+from jitopt.problems import Poisson, poisson
+from jitopt.sets import Box
+from jitopt.sparse import iht
+
+SUPPORT = [1, 4, 9]
+
+
+def _data(n=400, p=15, seed=0):
+    """Poisson counts with the mean exp(0.3 + X beta), beta nonzero on SUPPORT."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p)) / np.sqrt(2)
+    beta = np.zeros(p)
+    beta[SUPPORT] = [0.9, -0.7, 0.6]
+    y = rng.poisson(np.exp(0.3 + X @ beta)).astype(float)
+    return X, y, beta
+
+
+def _mle(X, y, columns, sw=None, bounds=None):
+    """The Poisson fit with an intercept on ``columns`` by L-BFGS-B on the exact objective
+    (its gradient in closed form): (coef on the columns, intercept)."""
+    sw = np.ones(len(y)) if sw is None else sw
+    A = np.column_stack([X[:, columns], np.ones(len(y))])
+
+    def fg(v):
+        eta = A @ v
+        mu = np.exp(eta)
+        return sw @ (mu - y * eta) / sw.sum(), A.T @ (sw * (mu - y)) / sw.sum()
+
+    bounds = None if bounds is None else bounds + [(None, None)]
+    res = minimize(fg, np.zeros(A.shape[1]), jac=True, method="L-BFGS-B", bounds=bounds,
+                   options=dict(ftol=1e-15, gtol=1e-12, maxiter=10000))
+    return res.x[:-1], res.x[-1]
+
+
+def test_gradient_and_hessian_match_finite_differences():
+    X, y, _ = _data(60, 10)
+    sw = np.random.default_rng(1).uniform(0.0, 2.0, 60)
+    problem = poisson(X, y, alpha=0.3, fit_intercept=True, sample_weight=sw)
+    w = np.zeros(11)
+    w[[0, 2, 4, 10]] = [0.2, -0.4, 0.1, 0.5]
+    f, g = problem.cost_and_egrad(w)
+    h = 1e-6
+    fd = [(problem.cost(w + h * e) - problem.cost(w - h * e)) / (2 * h) for e in np.eye(11)]
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+    # the cost by hand
+    eta = X @ w[:10] + w[10]
+    assert f == pytest.approx(sw @ (np.exp(eta) - y * eta) / sw.sum()
+                              + 0.15 * w[:10] @ w[:10], rel=1e-12)
+    # the Newton system on the support {0, 2, 4} and the intercept
+    support = np.array([0, 2, 4])
+    f2, g2, H = problem.newton_system(w, support)
+    coords = [0, 2, 4, 10]
+    assert f2 == pytest.approx(f, rel=1e-12)
+    np.testing.assert_allclose(g2, g[coords], rtol=1e-12)
+    E = np.eye(11)[coords]
+    fdH = [(problem.egrad(w + h * e)[coords] - problem.egrad(w - h * e)[coords]) / (2 * h)
+           for e in E]
+    np.testing.assert_allclose(H, fdH, rtol=1e-6, atol=1e-8)
+
+
+def test_iht_recovers_the_support_and_refits_the_mle():
+    X, y, beta = _data()
+    problem = poisson(X, y, fit_intercept=True)
+    x0 = problem.null_point()
+    assert x0[-1] == pytest.approx(np.log(y.mean()))
+    res = iht(problem, x0, k=3, n_unconstrained=1, refit=True,
+              lipschitz=problem.local_lipschitz(x0))
+    assert res.success
+    np.testing.assert_array_equal(res.support, SUPPORT)
+    coef, b = _mle(X, y, SUPPORT)
+    np.testing.assert_allclose(res.x[SUPPORT], coef, atol=1e-6)
+    assert res.x[-1] == pytest.approx(b, abs=1e-6)
+    assert np.abs(res.x[SUPPORT] - beta[SUPPORT]).max() < 0.2  # the MLE near the truth
+
+
+def test_overflowing_trials_are_rejected_not_fatal():
+    X, y, _ = _data()
+    problem = poisson(X, y, fit_intercept=True)
+    x0 = problem.null_point()
+    # a first step of 1e6: e^eta overflows at the first trials, which backtracking rejects
+    res = iht(problem, x0, k=3, n_unconstrained=1, refit=True, lipschitz=1e-6)
+    assert res.success
+    np.testing.assert_array_equal(res.support, SUPPORT)
+    assert problem.cost_and_egrad(x0 - 1e6 * problem.egrad(x0))[0] == np.inf
+    # a fixed step that overflows is a fault
+    fault = iht(problem, x0, k=3, n_unconstrained=1, step=1e6)
+    assert fault.status == Status.NONFINITE and not fault.success
+
+def test_iht_keeps_a_box_and_refits_the_bounded_mle():
+    X, y, _ = _data()
+    problem = poisson(X, y, fit_intercept=True)
+    x0 = problem.null_point()
+    res = iht(problem, x0, k=3, n_unconstrained=1, refit=True, constraint=Box(-0.5, 0.5),
+              lipschitz=problem.local_lipschitz(x0))
+    S = res.support
+    assert (np.abs(res.x[:-1]) <= 0.5).all() and S.shape[0] == 3
+    coef, b = _mle(X, y, S, bounds=[(-0.5, 0.5)] * 3)
+    np.testing.assert_allclose(res.x[S], coef, atol=1e-6)
+    assert res.x[-1] == pytest.approx(b, abs=1e-6)
+    assert np.isin([-0.5, 0.5], res.x).any()  # a bound is active at the refit
+
+
+def test_problem_bad_input():
+    X, y, _ = _data(50, 10)
+    with pytest.raises(ValueError, match="nonnegative"):
+        poisson(X, -y)
+    with pytest.raises(ValueError, match="sample_weight"):
+        Poisson(X, y, sample_weight=-np.ones(50))
+    with pytest.raises(ValueError, match="lipschitz"):
+        iht(poisson(X, y), k=2, step="lipschitz")
