@@ -1,5 +1,5 @@
 """Sparse Poisson regression: the loss and its oracles (jitopt.problems.poisson), IHT with the
-two-step projection and the Newton refit on it."""
+two-step projection and the Newton refit on it, and IHTPoissonRegressor."""
 
 import numpy as np
 import pytest
@@ -8,7 +8,9 @@ from scipy.optimize import minimize
 from jitopt import Status
 from jitopt.problems import Poisson, poisson
 from jitopt.sets import Box
-from jitopt.sparse import iht
+from jitopt.sparse import IHTPoissonRegressor, iht
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 SUPPORT = [1, 4, 9]
 
@@ -116,3 +118,98 @@ def test_problem_bad_input():
         Poisson(X, y, sample_weight=-np.ones(50))
     with pytest.raises(ValueError, match="lipschitz"):
         iht(poisson(X, y), k=2, step="lipschitz")
+
+
+def test_estimator_recovers_the_support_and_predicts_the_mean():
+    from sklearn.metrics import d2_tweedie_score
+
+    X, y, _ = _data()
+    X0, y0 = X.copy(), y.copy()
+    model = IHTPoissonRegressor(3).fit(X, y)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+    np.testing.assert_array_equal(np.flatnonzero(model.coef_), SUPPORT)
+    coef, b = _mle(X, y, SUPPORT)
+    np.testing.assert_allclose(model.coef_[SUPPORT], coef, atol=1e-6)
+    assert model.intercept_ == pytest.approx(b, abs=1e-6)
+    np.testing.assert_allclose(model.predict(X[:5]), np.exp(X[:5] @ model.coef_ + b),
+                               rtol=1e-5)
+    assert model.score(X, y) == pytest.approx(d2_tweedie_score(y, model.predict(X), power=1))
+    # the oracle fit of scikit-learn on the true columns
+    from sklearn.linear_model import PoissonRegressor
+
+    ref = PoissonRegressor(alpha=0.0, tol=1e-10, max_iter=1000).fit(X[:, SUPPORT], y)
+    np.testing.assert_allclose(model.coef_[SUPPORT], ref.coef_, atol=1e-6)
+
+
+def test_integer_weights_equal_repeated_rows_and_zero_weights_removed_rows():
+    X, y, _ = _data(150, 10)
+    rng = np.random.default_rng(2)
+    sw = rng.integers(0, 4, 150).astype(float)
+    weighted = IHTPoissonRegressor(3).fit(X, y, sample_weight=sw)
+    rows = np.repeat(np.arange(150), sw.astype(int))
+    repeated = IHTPoissonRegressor(3).fit(X[rows], y[rows])
+    np.testing.assert_array_equal(np.flatnonzero(weighted.coef_),
+                                  np.flatnonzero(repeated.coef_))
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, atol=1e-8)
+    assert weighted.intercept_ == pytest.approx(repeated.intercept_, abs=1e-8)
+    kept = sw > 0
+    removed = IHTPoissonRegressor(3).fit(X[kept], y[kept], sample_weight=sw[kept])
+    np.testing.assert_allclose(weighted.coef_, removed.coef_, atol=1e-10)
+    # the weights change the fit
+    assert not np.allclose(weighted.coef_, IHTPoissonRegressor(3).fit(X, y).coef_, atol=1e-3)
+
+
+def test_constraints_are_kept_and_the_refit_is_the_bounded_mle():
+    X, y, _ = _data()
+    model = IHTPoissonRegressor(3, constraint="nonnegative").fit(X, y)
+    assert (model.coef_ >= 0).all() and np.count_nonzero(model.coef_) <= 3
+    assert {1, 9} <= set(np.flatnonzero(model.coef_))  # the two positive true features
+    box = IHTPoissonRegressor(3, constraint=Box(-0.5, 0.5)).fit(X, y)
+    S = np.flatnonzero(box.coef_)
+    assert (np.abs(box.coef_) <= 0.5).all() and S.shape[0] == 3
+    coef, b = _mle(X, y, S, bounds=[(-0.5, 0.5)] * 3)
+    np.testing.assert_allclose(box.coef_[S], coef, atol=1e-6)
+    assert box.intercept_ == pytest.approx(b, abs=1e-6)
+    assert np.isin([-0.5, 0.5], box.coef_).any()  # a bound is active at the refit
+
+
+def test_always_select_keeps_a_noise_feature_counted_in_k():
+    X, y, _ = _data()
+    model = IHTPoissonRegressor(3, always_select=[0]).fit(X, y)
+    S = np.flatnonzero(model.coef_)
+    assert 0 in S and S.shape[0] == 3
+
+
+def test_rates_and_ridge():
+    X, y, _ = _data(200, 10)
+    rates = y / 3.0  # non-integer responses are allowed (rates)
+    model = IHTPoissonRegressor(3).fit(X, rates)
+    coef, b = _mle(X, rates, np.flatnonzero(model.coef_))
+    np.testing.assert_allclose(model.coef_[model.coef_ != 0], coef, atol=1e-6)
+    # with a ridge the refit's gradient vanishes on the support and the intercept
+    ridge = IHTPoissonRegressor(3, alpha=0.5).fit(X, y)
+    problem = poisson(X, y, alpha=0.5, fit_intercept=True)
+    g = problem.egrad(np.append(ridge.coef_, ridge.intercept_))
+    assert np.abs(g[np.append(np.flatnonzero(ridge.coef_), 10)]).max() < 1e-8
+    assert np.abs(ridge.coef_).sum() < np.abs(model.coef_).sum()
+
+
+def test_estimator_bad_input():
+    X, y, _ = _data(50, 10)
+    with pytest.raises(ValueError, match="nonnegative"):
+        IHTPoissonRegressor(2).fit(X, -y)
+    with pytest.raises(ValueError, match="all 0"):
+        IHTPoissonRegressor(2).fit(X, np.zeros(50))
+    with pytest.raises(ValueError, match="all 0"):  # positive y only on a zero-weight row
+        IHTPoissonRegressor(2).fit(X[:2], [0.0, 1.0], sample_weight=[1.0, 0.0])
+    with pytest.raises(ValueError, match="n_nonzero_coefs"):
+        IHTPoissonRegressor(11).fit(X, y)
+
+
+@pytest.mark.parametrize("est", [IHTPoissonRegressor(), IHTPoissonRegressor(
+    constraint="nonnegative", alpha=0.01)], ids=["default", "nonnegative_ridge"])
+def test_check_estimator(est):
+    from sklearn.utils.estimator_checks import check_estimator
+
+    check_estimator(est)
