@@ -1,5 +1,5 @@
 """Sparse Poisson regression: the loss and its oracles (jitopt.problems.poisson), IHT with the
-two-step projection and the Newton refit on it, and IHTPoissonRegressor."""
+two-step projection and the Newton refit on it, IHTPoissonRegressor and IHTPoissonRegressorCV."""
 
 import numpy as np
 import pytest
@@ -8,7 +8,7 @@ from scipy.optimize import minimize
 from jitopt import Status
 from jitopt.problems import Poisson, poisson
 from jitopt.sets import Box
-from jitopt.sparse import IHTPoissonRegressor, iht
+from jitopt.sparse import IHTPoissonRegressor, IHTPoissonRegressorCV, iht, information_criterion
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -207,8 +207,93 @@ def test_estimator_bad_input():
         IHTPoissonRegressor(11).fit(X, y)
 
 
+@pytest.mark.parametrize("criterion", ["ebic", "cv"])
+def test_cv_and_ebic_keep_the_true_support_and_refit_the_mle(criterion):
+    X, y, _ = _data()
+    model = IHTPoissonRegressorCV(range(8), criterion=criterion).fit(X, y)
+    assert model.k_ == 3
+    np.testing.assert_array_equal(model.support_, SUPPORT)
+    coef, b = _mle(X, y, SUPPORT)
+    np.testing.assert_allclose(model.coef_[SUPPORT], coef, atol=1e-6)
+    assert model.intercept_ == pytest.approx(b, abs=1e-6)
+    if criterion == "cv":  # k_ the smallest best mean score; -mean Poisson deviance
+        mean = model.cv_results_["mean_test_score"]
+        assert model.best_index_ == int(np.flatnonzero(mean == mean.max())[0])
+        assert mean[0] < mean[3]  # the null model predicts worse
+
+
+def test_criterion_path_is_abess_definition_and_its_minimum():
+    X, y, _ = _data(300, 20, seed=3)
+    y = y + np.random.default_rng(4).poisson(np.exp(0.4 * X[:, 12]))  # a weak fourth signal
+    for criterion in ("aic", "bic", "gic", "ebic"):
+        model = IHTPoissonRegressorCV(range(8), criterion=criterion, ic_coef=1.5).fit(X, y)
+        res = model.cv_results_
+        for i, k in enumerate(model.ks_):
+            assert np.count_nonzero(model.path_[i]) == res["n_nonzero"][i] <= k
+        expected = information_criterion(res["deviance"], res["n_nonzero"], 300, 20,
+                                          criterion, 1.5)
+        np.testing.assert_allclose(res["criterion"], expected, rtol=1e-12)
+        assert model.k_ == model.ks_[np.argmin(expected)]
+        eta = X @ model.coef_ + model.intercept_
+        assert res["deviance"][model.best_index_] == pytest.approx(
+            2 * np.sum(np.exp(eta) - y * eta), rel=1e-12)
+
+
+def test_criterion_choice_equals_abess():
+    abess = pytest.importorskip("abess")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 20)) / 2
+    y = rng.poisson(np.exp(0.5 + X[:, 2] - 0.8 * X[:, 7] + 0.6 * X[:, 11])).astype(float)
+    ks = {}
+    for criterion in ("aic", "bic", "gic", "ebic"):
+        ours = IHTPoissonRegressorCV(range(8), criterion=criterion).fit(X, y)
+        theirs = abess.PoissonRegression(support_size=range(8), ic_type=criterion,
+                                         thread=1).fit(X, y)
+        np.testing.assert_array_equal(ours.support_, np.flatnonzero(theirs.coef_))
+        np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-6)
+        assert ours.best_score_ == pytest.approx(theirs.eval_loss_, rel=1e-8)
+        ks[criterion] = ours.k_
+    assert ks["ebic"] == 3 and ks["aic"] > 3  # a wrong penalty constant changes the choice
+
+
+def test_cv_integer_weights_equal_repeated_rows_and_null_model():
+    X, y, _ = _data(120, 10)
+    sw = np.random.default_rng(5).integers(1, 3, 120).astype(float)
+    rows = np.repeat(np.arange(120), sw.astype(int))
+    for criterion in ("bic", "cv"):
+        opts = dict(ks=range(5), criterion=criterion)
+        if criterion == "cv":
+            folds = np.arange(120) % 3
+            opts["cv"] = [(np.flatnonzero(folds != f), np.flatnonzero(folds == f))
+                          for f in range(3)]
+            rep = dict(opts, cv=[(np.flatnonzero(folds[rows] != f),
+                                  np.flatnonzero(folds[rows] == f)) for f in range(3)])
+        else:
+            rep = opts
+        weighted = IHTPoissonRegressorCV(**opts).fit(X, y, sample_weight=sw)
+        repeated = IHTPoissonRegressorCV(**rep).fit(X[rows], y[rows])
+        assert weighted.k_ == repeated.k_
+        np.testing.assert_allclose(weighted.coef_, repeated.coef_, atol=1e-8)
+    null = IHTPoissonRegressorCV([0], criterion="bic").fit(X, y)  # k = 0: the null model
+    assert not null.coef_.any() and null.intercept_ == pytest.approx(np.log(y.mean()))
+
+
+def test_cv_split_without_counts_scores_minus_infinity():
+    X, y, _ = _data(60, 10)
+    y[:30] = 0.0
+    y[30] = max(y[30], 1.0)
+    splits = [(np.arange(30), np.arange(30, 60)), (np.arange(30, 60), np.arange(30))]
+    model = IHTPoissonRegressorCV(range(3), cv=splits).fit(X, y)
+    assert np.all(model.cv_results_["split0_test_score"] == -np.inf)
+    assert np.isfinite(model.cv_results_["split1_test_score"]).all()
+    with pytest.raises(ValueError, match="nonnegative"):
+        IHTPoissonRegressorCV().fit(X, -y)
+
+
 @pytest.mark.parametrize("est", [IHTPoissonRegressor(), IHTPoissonRegressor(
-    constraint="nonnegative", alpha=0.01)], ids=["default", "nonnegative_ridge"])
+    constraint="nonnegative", alpha=0.01), IHTPoissonRegressorCV(),
+    IHTPoissonRegressorCV(criterion="ebic")],
+    ids=["default", "nonnegative_ridge", "CV", "EBIC"])
 def test_check_estimator(est):
     from sklearn.utils.estimator_checks import check_estimator
 

@@ -3,8 +3,8 @@
 (``jitopt.sets``), and scikit-learn estimators built on it.
 
 The estimators ``IHTRegressor``, ``IHTClassifier`` and ``IHTPoissonRegressor`` (fixed
-sparsity) and ``IHTRegressorCV`` and ``IHTClassifierCV`` (sparsity chosen by cross-validation
-or an information criterion) need scikit-learn; they are imported on first access, so the rest of the module works without it.
+sparsity) and ``IHTRegressorCV``, ``IHTClassifierCV`` and ``IHTPoissonRegressorCV`` (sparsity
+chosen by cross-validation or an information criterion) need scikit-learn; they are imported on first access, so the rest of the module works without it.
 """
 
 from ._iht import iht, iht_path
@@ -16,12 +16,13 @@ from ._zeroth_order import zo_gradient
 
 __all__ = ["iht", "iht_path", "two_step_projection", "hard_threshold", "zo_gradient",
            "exchange_search", "box_qp", "IHTRegressor", "IHTClassifier", "information_criterion",
-           "search_candidates", "IHTRegressorCV", "IHTClassifierCV", "IHTPoissonRegressor"]
+           "search_candidates", "IHTRegressorCV", "IHTClassifierCV", "IHTPoissonRegressor",
+           "IHTPoissonRegressorCV"]
 
 
 def __getattr__(name):
     if name in ("IHTRegressor", "IHTClassifier", "IHTRegressorCV", "IHTClassifierCV",
-                "IHTPoissonRegressor"):
+                "IHTPoissonRegressor", "IHTPoissonRegressorCV"):
         try:
             from . import _estimators, _estimators_cv, _estimators_glm
         except ImportError as exc:
