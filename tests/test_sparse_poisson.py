@@ -205,6 +205,10 @@ def test_estimator_bad_input():
         IHTPoissonRegressor(2).fit(X[:2], [0.0, 1.0], sample_weight=[1.0, 0.0])
     with pytest.raises(ValueError, match="n_nonzero_coefs"):
         IHTPoissonRegressor(11).fit(X, y)
+    for est in (IHTPoissonRegressor(2, step="lipschitz"), IHTPoissonRegressorCV(
+            criterion="bic", step="lipschitz")):
+        with pytest.raises(ValueError, match="Lipschitz constant"):
+            est.fit(X, y)
 
 
 @pytest.mark.parametrize("criterion", ["ebic", "cv"])

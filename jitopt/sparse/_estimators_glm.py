@@ -25,6 +25,16 @@ def _check_counts(y, sw, name):
                          f"fit does not exist")
 
 
+def _start(problem, step, name):
+    """``(x0, lipschitz)``: the null model and, for a backtracked step, the largest Hessian
+    eigenvalue there (the first step is its inverse); ``step="lipschitz"`` refused."""
+    if isinstance(step, str) and step == "lipschitz":
+        raise ValueError(f"{name}: step='lipschitz' needs a global Lipschitz constant, which "
+                         f"the Poisson loss does not have; use step='auto' or a float")
+    x0 = problem.null_point()
+    return x0, problem.local_lipschitz(x0) if isinstance(step, str) else None
+
+
 class IHTPoissonRegressor(RegressorMixin, _IHTBase):
     r"""Poisson regression (log link) with at most ``n_nonzero_coefs`` nonzero coefficients
     in a convex set.
@@ -60,7 +70,8 @@ class IHTPoissonRegressor(RegressorMixin, _IHTBase):
         Refit the coefficients on the final support.
     fit_intercept : bool
     step : float or {"auto", "backtracking"}
-        ``"auto"``: backtracking (there is no global Lipschitz constant).
+        ``"auto"``: backtracking (there is no global Lipschitz constant: ``"lipschitz"``
+        raises a ``ValueError``).
     max_iter : int
     tol : float
 
@@ -121,8 +132,7 @@ class IHTPoissonRegressor(RegressorMixin, _IHTBase):
         if sw is not None:
             X, y, sw = X[sw > 0], y[sw > 0], sw[sw > 0]
         problem = Poisson(X, y, self.alpha, self.fit_intercept, sw)
-        x0 = problem.null_point()
-        lipschitz = None if not isinstance(self.step, str) else problem.local_lipschitz(x0)
+        x0, lipschitz = _start(problem, self.step, type(self).__name__)
         res = self._solve(problem, k, x0=x0, lipschitz=lipschitz,
                           n_unconstrained=int(self.fit_intercept))
         p = X.shape[1]
@@ -167,9 +177,7 @@ class PoissonPath(_Path):
         self.options = est._iht_options(0, forced)
         if self.complete:
             self.problem = Poisson(Xk, y, est.alpha, est.fit_intercept, sw)
-            self.null = self.problem.null_point()
-            self.lipschitz = None if not isinstance(est.step, str) else \
-                self.problem.local_lipschitz(self.null)
+            self.null, self.lipschitz = _start(self.problem, est.step, self.name)
 
     def _fit(self, x0, k):
         if k == 0:
