@@ -142,6 +142,17 @@ def test_estimator_recovers_the_support_and_predicts_the_mean():
     np.testing.assert_allclose(model.coef_[SUPPORT], ref.coef_, atol=1e-6)
 
 
+def test_fit_does_not_depend_on_the_scale_of_the_features():
+    X, y, _ = _data()
+    model = IHTPoissonRegressor(3).fit(X, y)
+    small = IHTPoissonRegressor(3).fit(X / 16, y)
+    np.testing.assert_array_equal(np.flatnonzero(small.coef_), SUPPORT)
+    np.testing.assert_allclose(small.coef_, 16 * model.coef_, rtol=1e-7, atol=1e-9)
+    ridge = IHTPoissonRegressor(3, alpha=0.1).fit(X, y)  # the ridge in the units of w
+    small = IHTPoissonRegressor(3, alpha=0.1 / 256).fit(X / 16, y)
+    np.testing.assert_allclose(small.coef_, 16 * ridge.coef_, rtol=1e-7, atol=1e-9)
+
+
 def test_integer_weights_equal_repeated_rows_and_zero_weights_removed_rows():
     X, y, _ = _data(150, 10)
     rng = np.random.default_rng(2)

@@ -8,9 +8,11 @@ from sklearn.metrics import d2_tweedie_score
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..problems import Poisson
+from ..validation import check_real
 from ._estimators import _fit_data, _IHTBase, _sample_weight, _sparsity
 from ._estimators_cv import _SHARED_DOC, _SelectBase
 from ._paths import _Path
+from ._projection import check_constraint
 
 __all__ = ["IHTPoissonRegressor", "IHTPoissonRegressorCV"]
 
@@ -23,6 +25,19 @@ def _check_counts(y, sw, name):
     if not (y if sw is None else y[sw > 0]).any():
         raise ValueError(f"{name}: y is all 0 (on the rows of positive weight): the Poisson "
                          f"fit does not exist")
+
+
+def _problem(X, y, sw, est):
+    """``(Poisson problem, e)``: the problem of ``X * 2^-e``, with the ridge weight
+    ``alpha * 4^-e`` (the same fit, coefficients times ``2^e``). When the constraint is a
+    cone, ``e`` brings the root mean square of ``X`` to ``[1/2, 1)`` (exactly): the
+    coefficients then have the curvature of the intercept, and the gradient steps do not
+    crawl on features of small scale; else ``e = 0``."""
+    alpha, e = check_real("alpha", est.alpha, low=0.0), 0
+    if check_constraint(est.constraint, X.shape[1]).cone:
+        e = int(np.frexp(np.sqrt(np.mean(X * X)))[1])
+    X = X if e == 0 else np.ldexp(X, -e)
+    return Poisson(X, y, np.ldexp(alpha, -2 * e), est.fit_intercept, sw), e
 
 
 def _start(problem, step, name):
@@ -47,8 +62,12 @@ class IHTPoissonRegressor(RegressorMixin, _IHTBase):
     the largest Hessian eigenvalue there (trial steps whose :math:`e^\eta` overflows are
     rejected), then a projected Newton refit on the final support (with ``alpha=0`` and no
     active bound, the maximum-likelihood fit on that support). The intercept :math:`b` is
-    free and not counted in :math:`k`. A run that does not end as designed gives a
-    ``ConvergenceWarning`` with the solver's message.
+    free and not counted in :math:`k`. When :math:`\Gamma` is a cone (no constraint, the
+    orthant), ``X`` is scaled by a power of two to a root mean square in
+    :math:`[\frac12, 1)`, exactly, and :math:`w` and :math:`\alpha` scaled back: the fit does
+    not depend on the units of ``X``, and features of small scale do not slow the gradient
+    steps down (their curvature is then that of the intercept). A run that does not end as
+    designed gives a ``ConvergenceWarning`` with the solver's message.
 
     Parameters
     ----------
@@ -131,12 +150,12 @@ class IHTPoissonRegressor(RegressorMixin, _IHTBase):
         k = _sparsity(self.n_nonzero_coefs, X.shape[1])
         if sw is not None:
             X, y, sw = X[sw > 0], y[sw > 0], sw[sw > 0]
-        problem = Poisson(X, y, self.alpha, self.fit_intercept, sw)
+        problem, e = _problem(X, y, sw, self)
         x0, lipschitz = _start(problem, self.step, type(self).__name__)
         res = self._solve(problem, k, x0=x0, lipschitz=lipschitz,
                           n_unconstrained=int(self.fit_intercept))
         p = X.shape[1]
-        self.coef_ = res.x[:p].copy()
+        self.coef_ = np.ldexp(res.x[:p], -e)
         self.intercept_ = float(res.x[p]) if self.fit_intercept else 0.0
         self.n_iter_ = res.nit
         self.result_ = res
@@ -175,8 +194,9 @@ class PoissonPath(_Path):
         Xk = X if self.keep.shape[0] == X.shape[1] else np.ascontiguousarray(X[:, self.keep])
         self.fit_intercept, self.name = est.fit_intercept, type(est).__name__
         self.options = est._iht_options(0, forced)
+        self.e = 0
         if self.complete:
-            self.problem = Poisson(Xk, y, est.alpha, est.fit_intercept, sw)
+            self.problem, self.e = _problem(Xk, y, sw, est)
             self.null, self.lipschitz = _start(self.problem, est.step, self.name)
 
     def _fit(self, x0, k):
@@ -189,7 +209,7 @@ class PoissonPath(_Path):
     def model(self, i):
         p = self.keep.shape[0]
         x = self.x[i]
-        return self._full(x[:p]), float(x[p]) if self.fit_intercept else 0.0
+        return self._full(np.ldexp(x[:p], -self.e)), float(x[p]) if self.fit_intercept else 0.0
 
     def deviance(self, i):
         r"""abess's :math:`2\sum_i s_i(e^{\eta_i} - y_i\eta_i)` (no :math:`\log y_i!`)."""
