@@ -5,8 +5,9 @@ time, with our/abess ratios (EBIC with screening_size="auto" is compared with ab
 without screening).
 
 Then the diabetes data with pairwise products (64 features), 70/30 splits: test MSE, chosen k
-and time against abess in the same modes; and p > n with a box on the coefficients (EBIC with
-the box against abess's EBIC with its bounds).
+and time against abess in the same modes; p > n with a box on the coefficients (EBIC with
+the box against abess's EBIC with its bounds); and Poisson regression on abess's Poisson
+design (IHTPoissonRegressorCV against abess's PoissonRegression, cv=5, EBIC and GIC).
 
 ``--small`` runs n = 200, p = 1000 (a quick check); ``--reps`` sets the replications,
 ``--splits`` the diabetes splits."""
@@ -205,6 +206,68 @@ def bounded(reps, seed):
                  ("false pos.", ".1f"), ("bound violation", ".2e"), ("time s", ".3f")], rows)
 
 
+def poisson(reps, seed, n=500, p=2000, k=10):
+    """Block C: abess's Poisson design (``make_glm_data(family="poisson")``: independent
+    N(0, 1) features divided by 16, nonzeros ``U[2m, 10m]`` with random signs, ``m = 5
+    sqrt(2 log p / n)``, counts Poisson(exp(X beta))), candidates 0..30:
+    IHTPoissonRegressorCV against abess's PoissonRegression in the same modes (cv=5, EBIC,
+    GIC): true and false positives, test mean Poisson deviance, time, with our/abess ratios."""
+    from sklearn.metrics import mean_poisson_deviance
+
+    from jitopt.sparse import IHTPoissonRegressorCV
+
+    ks = list(range(0, 31))
+    modes = {"cv=5": dict(cv=5), "EBIC": dict(criterion="ebic"), "GIC": dict(criterion="gic")}
+    every = {f"jitopt {mode}": (lambda kw=kw: IHTPoissonRegressorCV(ks, **kw))
+             for mode, kw in modes.items()}
+    try:
+        import abess
+        every.update({f"abess {mode}": (lambda kw=kw: abess.PoissonRegression(
+            support_size=ks, thread=1, **kw))
+            for mode, kw in {"cv=5": dict(cv=5), "EBIC": dict(ic_type="ebic"),
+                             "GIC": dict(ic_type="gic")}.items()})
+    except ImportError:
+        pass
+    rng = np.random.default_rng(seed)
+    t = time.process_time()
+    IHTPoissonRegressorCV(range(3), criterion="ebic").fit(
+        rng.standard_normal((50, 20)), rng.poisson(1.0, 50))  # compile (or load) the kernels
+    print(f"\nPoisson warm-up (JIT compile or cache load): {time.process_time() - t:.1f} s CPU")
+    stats = {name: [] for name in every}
+    m = 5 * np.sqrt(2 * np.log(p) / n)
+    for r in range(reps):
+        rng = np.random.default_rng(seed + r)
+        beta = np.zeros(p)
+        support = rng.choice(p, k, replace=False)
+        beta[support] = rng.uniform(2 * m, 10 * m, k) * rng.choice([-1.0, 1.0], k)
+        X, Xt = rng.standard_normal((n, p)) / 16, rng.standard_normal((n, p)) / 16
+        y, yt = rng.poisson(np.exp(X @ beta)), rng.poisson(np.exp(Xt @ beta))
+        truth = set(support)
+        for name, make in every.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t = time.perf_counter()
+                model = make().fit(X, y)
+                elapsed = time.perf_counter() - t
+            chosen = set(np.flatnonzero(model.coef_))
+            dev = mean_poisson_deviance(yt, np.exp(Xt @ model.coef_ + model.intercept_))
+            stats[name].append((len(chosen & truth), len(chosen - truth), dev, elapsed))
+    rows = []
+    for name, runs in stats.items():
+        tp, fp, dev = (statistics.mean(x[i] for x in runs) for i in range(3))
+        sec = statistics.median(x[3] for x in runs)
+        ref = stats.get(name.replace("jitopt", "abess")) if name.startswith("jitopt") else None
+        ratio = "" if not ref else (
+            f"{dev / statistics.mean(x[2] for x in ref):.3f} / "
+            f"{sec / statistics.median(x[3] for x in ref):.2f}")
+        rows.append([name, tp, fp, dev, sec, ratio])
+    print(f"\nPoisson (abess's design): n = {n}, p = {p}, k = {k}, candidates 0..30, {reps} "
+          f"replications (seeds {seed}..{seed + reps - 1})")
+    print_table([("method", "s"), ("true pos.", ".1f"), ("false pos.", ".1f"),
+                 ("test deviance", ".4f"), ("time s", ".3f"),
+                 ("deviance/time vs abess", "s")], rows)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks sparse_select",
                                      description=__doc__.split("\n\n")[0])
@@ -219,3 +282,4 @@ def main(argv=None):
         run(n, p, 10, args.rho, args.reps, args.seed)
         diabetes(args.splits, args.seed)
         bounded(args.reps, args.seed)
+        poisson(args.reps, args.seed)

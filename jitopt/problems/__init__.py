@@ -23,6 +23,7 @@ _NAMES = {
     "L1MinusL2": "._dc_penalties", "VIProblem": "._vi", "AffineOperator": "._vi",
     "NormalFormOperator": "._vi", "BarycenterProblem": "._barycenter",
     "ConstrainedProblem": "._constrained",
+    "poisson": "._poisson", "Poisson": "._poisson",
 }
 
 #: what the other parts of jitopt use that is not public: compiled oracles (the DC losses by

@@ -2,10 +2,9 @@
 :math:`\\{\\|x\\|_0 \\le k\\} \\cap \\Gamma` for support-preserving convex sets :math:`\\Gamma`
 (``jitopt.sets``), and scikit-learn estimators built on it.
 
-The estimators ``IHTRegressor`` and ``IHTClassifier`` (fixed sparsity) and ``IHTRegressorCV``
-and ``IHTClassifierCV`` (sparsity chosen by cross-validation or an information criterion) need
-scikit-learn; they are imported
-on first access, so the rest of the module works without it.
+The estimators ``IHTRegressor``, ``IHTClassifier`` and ``IHTPoissonRegressor`` (fixed
+sparsity) and ``IHTRegressorCV``, ``IHTClassifierCV`` and ``IHTPoissonRegressorCV`` (sparsity
+chosen by cross-validation or an information criterion) need scikit-learn; they are imported on first access, so the rest of the module works without it.
 """
 
 from ._iht import iht, iht_path
@@ -17,15 +16,19 @@ from ._zeroth_order import zo_gradient
 
 __all__ = ["iht", "iht_path", "two_step_projection", "hard_threshold", "zo_gradient",
            "exchange_search", "box_qp", "IHTRegressor", "IHTClassifier", "information_criterion",
-           "search_candidates", "IHTRegressorCV", "IHTClassifierCV"]
+           "search_candidates", "IHTRegressorCV", "IHTClassifierCV", "IHTPoissonRegressor",
+           "IHTPoissonRegressorCV"]
 
 
 def __getattr__(name):
-    if name in ("IHTRegressor", "IHTClassifier", "IHTRegressorCV", "IHTClassifierCV"):
+    if name in ("IHTRegressor", "IHTClassifier", "IHTRegressorCV", "IHTClassifierCV",
+                "IHTPoissonRegressor", "IHTPoissonRegressorCV"):
         try:
-            from . import _estimators, _estimators_cv
+            from . import _estimators, _estimators_cv, _estimators_glm
         except ImportError as exc:
             raise ImportError(f"jitopt.sparse.{name} needs scikit-learn "
                               f"(pip install scikit-learn)") from exc
-        return getattr(_estimators_cv if name.endswith("CV") else _estimators, name)
+        module = _estimators_glm if name.startswith("IHTPoisson") else \
+            _estimators_cv if name.endswith("CV") else _estimators
+        return getattr(module, name)
     raise AttributeError(f"module 'jitopt.sparse' has no attribute {name!r}")

@@ -37,7 +37,9 @@ class _Oracle:
         self.b0 = self.b_growth = self.q0 = self.q_growth = self.q_max = None
         self.mu = self.s2 = self.estimator = None
 
-    def __call__(self, x, t):
+    def __call__(self, x, t, overflow_ok=False):
+        """``overflow_ok``: return ``f = +inf`` (a backtracking trial to reject) instead of
+        raising :class:`NonFiniteOracle`."""
         problem = self.problem
         if self.variant == "deterministic":
             f, g = problem.cost_and_egrad(x)
@@ -52,7 +54,7 @@ class _Oracle:
             q = min(self.q_max, int(math.ceil(self.q0 * self.q_growth ** t - 1e-9)))
             g, _ = zo_gradient(problem.cost, x, q, self.mu, self.s2, self.rng, f0=f,
                                estimator=self.estimator)
-        if not math.isfinite(f):
+        if not math.isfinite(f) and not (overflow_ok and f == math.inf):
             raise NonFiniteOracle(f"The objective is {f}")
         return f, g
 
@@ -132,7 +134,8 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
     the exchange search). The refit solves
     :math:`\min\{R(w) : w\in\Gamma, \operatorname{supp} w \subseteq S\}` by accelerated
     projected gradient (FISTA with restarts and backtracking), on the :math:`k\times k` Gram
-    block for least squares (exactly, by a primal active-set method, in a box) and with
+    block for least squares (exactly, by a primal active-set method, in a box), by projected
+    Newton for :class:`~jitopt.problems.Poisson` in a box, and with
     central differences on :math:`S` for the zeroth-order variant.
 
     Parameters
@@ -159,7 +162,9 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
         zeroth-order variant) with :math:`L` from ``lipschitz`` or ``problem.lipschitz()``;
         ``"backtracking"`` (deterministic only): start from :math:`1/L` (or 1) and halve
         :math:`\eta` until
-        :math:`R(w^+) \le R(w) + \langle g, w^+ - w\rangle + \|w^+ - w\|^2/(2\eta)`.
+        :math:`R(w^+) \le R(w) + \langle g, w^+ - w\rangle + \|w^+ - w\|^2/(2\eta)`
+        (a trial with :math:`R(w^+) = +\infty`, e.g. an overflowing :math:`e^\eta` of
+        :class:`~jitopt.problems.Poisson`, is rejected; NaN is a fault).
         ``"auto"`` is ``"backtracking"`` for the deterministic variant, else
         ``"lipschitz"``.
     lipschitz : float, optional

@@ -4,6 +4,7 @@ Python loop for any oracle, and a Numba loop for the built-in least-squares prob
 (:func:`jitopt.problems.least_squares`) with the deterministic gradient."""
 
 import math
+import sys
 
 import numpy as np
 from numba import njit
@@ -45,9 +46,13 @@ def python_step(alg, s):
     w, f, g, nit = s.x, s.fun, s.g, s.nit
 
     def trial(eta):
-        # first entry: R(w+) minus its quadratic upper model at w (accepted when <= 0)
+        # first entry: R(w+) minus its quadratic upper model at w (accepted when <= 0); a
+        # trial with R(w+) = +inf (e.g. an overflowing e^eta of the Poisson loss) is
+        # rejected: the largest float as its excess
         w_new, gdw, dw2, wnorm, same = gradient_step(op, w, g, eta)
-        f_new, g_new = oracle(w_new, nit + 1)
+        f_new, g_new = oracle(w_new, nit + 1, overflow_ok=True)
+        if f_new == math.inf:
+            return sys.float_info.max, f_new, g_new, w_new, dw2, wnorm, same
         return f_new - (f + gdw + dw2 / (2 * eta)), f_new, g_new, w_new, dw2, wnorm, same
 
     def accept(eta, excess):

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from ..sets import project
+from ._glm import newton_refit
 from ._kernels import INTERPRETED, box_qp, splice_round
 from ._projection import check_always_select
 
@@ -136,11 +137,15 @@ def refit_on_support(problem, op, x, variant, eta, maxiter):
     squares works on the :math:`|S|\times|S|` Gram block (no oracle call but one cost
     evaluation of the result): without constraint by NumPy's least squares, in a box
     exactly by the active-set solver :func:`~jitopt.sparse.box_qp`, for other sets by
-    FISTA. Other problems run FISTA with their gradient (central differences of the cost
-    on :math:`S` for the zeroth-order variant).
+    FISTA. Problems with a ``newton_system`` (:class:`~jitopt.problems.Poisson`) in a box
+    run the projected Newton method of :func:`~jitopt.sparse._glm.newton_refit`. Other
+    problems run FISTA with their gradient (central differences of the cost on :math:`S`
+    for the zeroth-order variant).
     """
     d, p = x.shape[0], op.p
     support = np.flatnonzero(x[:p])
+    if hasattr(problem, "newton_system") and op.args[2] is None and variant != "zeroth_order":
+        return newton_refit(problem, op, x, maxiter)
     if hasattr(problem, "gram_block") and d == p:
         Q, c = problem.gram_block(support)
         args = op.args

@@ -1,0 +1,255 @@
+"""Poisson regression with the log link (used by ``jitopt.sparse``): the problem and its
+compiled oracles."""
+
+import numpy as np
+from numba import njit
+
+from .._core.problem import FiniteSumProblem
+from ..validation import check_real
+from ._sparse import _data, _real, power_estimate
+
+__all__ = ["poisson", "Poisson"]
+
+
+@njit(cache=True, inline="always")
+def _linear_predictor(w, X, i, support, b):
+    s = b
+    for j in support:
+        s += X[i, j] * w[j]
+    return s
+
+
+@njit(cache=True)
+def poisson_kernel(w, X, y, sw, idx, alpha, intercept, gradient):
+    r"""``(f, g)``: the weighted mean over ``idx`` of :math:`e^{\eta_i} - y_i\eta_i` plus
+    :math:`(\alpha/2)\|w_{:p}\|^2`, and its gradient (zeros when ``gradient`` is false or
+    ``f`` is not finite). :math:`\eta` comes from the nonzero columns only; an overflowing
+    :math:`e^\eta` gives ``f = +inf`` (no warning). Rows of zero weight are skipped; unit
+    weights when ``sw`` is empty."""
+    p = X.shape[1]
+    support = np.flatnonzero(w[:p])
+    b = w[p] if intercept else 0.0
+    g = np.zeros(w.shape[0])
+    r = np.zeros(idx.shape[0])  # s_i (mu_i - y_i)
+    f = 0.0
+    total = 0.0
+    for t in range(idx.shape[0]):
+        i = idx[t]
+        si = sw[i] if sw.shape[0] > 0 else 1.0
+        total += si
+        if si == 0.0:
+            continue
+        eta = _linear_predictor(w, X, i, support, b)
+        mu = np.exp(eta)
+        f += si * (mu - y[i] * eta)
+        r[t] = si * (mu - y[i])
+    f /= total
+    for j in range(p):
+        f += 0.5 * alpha * w[j] * w[j]
+    if not gradient or not np.isfinite(f):
+        return f, g
+    for t in range(idx.shape[0]):  # X^T r, reading X in memory order
+        i, ri = idx[t], r[t]
+        if ri != 0.0:
+            for j in range(p):
+                g[j] += ri * X[i, j]
+            if intercept:
+                g[p] += ri
+    for j in range(w.shape[0]):
+        g[j] /= total
+    for j in range(p):
+        g[j] += alpha * w[j]
+    return f, g
+
+
+@njit(cache=True)
+def poisson_newton_kernel(w, X, y, sw, support, alpha, intercept):
+    r"""``(f, g, H)`` on the coordinates ``support`` (and the intercept, last): the cost,
+    its gradient and its Hessian :math:`A^\top \operatorname{diag}(s\odot\mu) A/\sum s +
+    \alpha I` (no ridge on the intercept), :math:`A` the columns of ``support`` (and ones),
+    in :math:`O(n m^2)` for ``m`` coordinates; ``w`` must vanish off ``support``."""
+    n, p = X.shape
+    m = support.shape[0]
+    d = m + 1 if intercept else m
+    b = w[p] if intercept else 0.0
+    g = np.zeros(d)
+    H = np.zeros((d, d))
+    a = np.ones(d)
+    f = 0.0
+    total = 0.0
+    for i in range(n):
+        si = sw[i] if sw.shape[0] > 0 else 1.0
+        total += si
+        if si == 0.0:
+            continue
+        eta = _linear_predictor(w, X, i, support, b)
+        mu = np.exp(eta)
+        f += si * (mu - y[i] * eta)
+        for u in range(m):
+            a[u] = X[i, support[u]]
+        ri, hi = si * (mu - y[i]), si * mu
+        for u in range(d):
+            g[u] += ri * a[u]
+            for v in range(u + 1):
+                H[u, v] += hi * a[u] * a[v]
+    f /= total
+    for u in range(d):
+        g[u] /= total
+        for v in range(u + 1):
+            H[u, v] /= total
+            H[v, u] = H[u, v]
+    for u in range(m):
+        wj = w[support[u]]
+        f += 0.5 * alpha * wj * wj
+        g[u] += alpha * wj
+        H[u, u] += alpha
+    return f, g, H
+
+
+class Poisson(FiniteSumProblem):
+    r"""Poisson regression with the log link, :math:`R(w) = \frac1{\sum_i s_i}\sum_i
+    s_i\,(e^{\eta_i} - y_i\eta_i) + \frac\alpha2\|w\|^2` with :math:`\eta_i = x_i^\top w + b`
+    (the negative log-likelihood without its :math:`\log y_i!` term), the mean of
+    :math:`y_i` being :math:`e^{\eta_i}`; integer sample weights :math:`s_i` give the problem
+    of the repeated rows.
+
+    The point is :math:`w \in \mathbb R^p`, or :math:`(w, b) \in \mathbb R^{p+1}` (intercept
+    last, not penalized) when ``fit_intercept=True``. The gradient is
+    :math:`X^\top(s\odot(\mu - y))/\sum s + \alpha w` with :math:`\mu = e^\eta`; for a sparse
+    :math:`w`, :math:`\eta` is computed from its nonzero columns. The gradient is not
+    Lipschitz on :math:`\mathbb R^p` (no ``lipschitz()``): :func:`jitopt.sparse.iht`
+    backtracks from ``lipschitz=problem.local_lipschitz(x0)``, and a trial step whose
+    :math:`e^\eta` overflows (:math:`R = +\infty`) is rejected there, not a fault.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        The features.
+    y : array_like, shape (n,)
+        The counts (or rates): nonnegative, not necessarily integers.
+    alpha : float
+        Weight :math:`\alpha \ge 0` of the ridge term.
+    fit_intercept : bool
+        Add the intercept :math:`b`.
+    sample_weight : array_like, shape (n,), optional
+        Nonnegative finite weights :math:`s_i`, not all zero (default: all 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jitopt.problems import Poisson
+    >>> problem = Poisson(np.array([[1.0], [-1.0]]), np.array([2.0, 0.0]))
+    >>> problem.cost(np.zeros(1)), problem.egrad(np.zeros(1))
+    (1.0, array([-1.]))
+    """
+
+    def __init__(self, X, y, alpha=0.0, fit_intercept=False, sample_weight=None):
+        from ..manifolds import Euclidean
+
+        X, y = _data(X, y)
+        if (y < 0).any():
+            raise ValueError("y must hold nonnegative counts or rates")
+        self.sample_weight = np.empty(0)
+        if sample_weight is not None:
+            sw = np.require(_real("sample_weight", sample_weight), float, "CW")
+            if sw.shape != y.shape or not (np.isfinite(sw).all() and (sw >= 0).all()) \
+                    or not sw.any():
+                raise ValueError(f"sample_weight must hold {y.shape[0]} nonnegative finite "
+                                 f"weights, not all zero")
+            self.sample_weight = sw
+        self.alpha = check_real("alpha", alpha, low=0.0)
+        self.fit_intercept = bool(fit_intercept)
+        self.X, self.y = X, y
+        n, p = X.shape
+        super().__init__(Euclidean(p + self.fit_intercept), self._cost_idx, self._egrad_idx, n)
+
+    def _fg(self, w, idx, gradient=True):
+        return poisson_kernel(np.require(w, float, "CW"), self.X, self.y, self.sample_weight,
+                              idx, self.alpha, self.fit_intercept, gradient)
+
+    def _cost_idx(self, w, idx):
+        return self._fg(w, idx, False)[0]
+
+    def _egrad_idx(self, w, idx):
+        return self._fg(w, idx)[1]
+
+    def cost_and_egrad(self, x):
+        self.counts.add(nfev=1, njev=1, nifo=self.n_samples)
+        self._check_point(x, "w")
+        f, g = self._fg(x, self.all_samples)
+        return float(f), g
+
+    def newton_system(self, w, support):
+        r"""``(R(w), g, H)``: the gradient and Hessian of :math:`R` in the coordinates
+        ``support`` (then the intercept), for ``w`` zero off them (:math:`O(n m^2)`)."""
+        self.counts.add(nfev=1, njev=1, nifo=self.n_samples)
+        f, g, H = poisson_newton_kernel(np.require(w, float, "CW"), self.X, self.y,
+                                        self.sample_weight,
+                                        np.ascontiguousarray(support, dtype=np.int64),
+                                        self.alpha, self.fit_intercept)
+        return float(f), g, H
+
+    def null_point(self):
+        r"""The fit with :math:`w = 0`: :math:`b = \log \bar y` (weighted mean) with an
+        intercept, else 0."""
+        x = np.zeros(self.manifold.shape[0])
+        if self.fit_intercept:
+            sw = self.sample_weight if self.sample_weight.shape[0] else None
+            x[-1] = np.log(max(np.average(self.y, weights=sw), 1e-300))
+        return x
+
+    def local_lipschitz(self, w):
+        r"""An upper estimate of :math:`\lambda_{\max}` of the Hessian
+        :math:`\tilde X^\top\operatorname{diag}(s\odot\mu)\tilde X/\sum s + \alpha I` at
+        ``w`` (power iterations; :math:`\tilde X` with a column of ones for the intercept):
+        the first step of the backtracking is its inverse."""
+        w = np.asarray(w, dtype=float)
+        p = self.X.shape[1]
+        eta = self.X @ w[:p] + (w[p] if self.fit_intercept else 0.0)
+        with np.errstate(over="ignore"):
+            h = np.exp(eta)
+        total = self.n_samples
+        if self.sample_weight.shape[0]:
+            h = h * self.sample_weight
+            total = self.sample_weight.sum()
+        A = np.hstack([self.X, np.ones((self.X.shape[0], 1))]) if self.fit_intercept \
+            else self.X
+        lam = power_estimate(lambda v: A.T @ (h * (A @ v)), A.shape[1])
+        return lam / total + self.alpha
+
+
+def poisson(X, y, alpha=0.0, fit_intercept=False, sample_weight=None):
+    r"""The problem of :class:`Poisson` (Poisson regression, log link).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        The features.
+    y : array_like, shape (n,)
+        The nonnegative counts (or rates).
+    alpha : float
+        Weight :math:`\alpha \ge 0` of the ridge term :math:`\frac\alpha2\|w\|^2`.
+    fit_intercept : bool
+        Add an intercept :math:`b` (the last coordinate of the point, not penalized).
+    sample_weight : array_like, shape (n,), optional
+        Nonnegative weights of the rows (the loss is their weighted mean).
+
+    Returns
+    -------
+    Poisson
+        The problem, a :class:`~jitopt.FiniteSumProblem` of ``n`` terms.
+
+    Examples
+    --------
+    >>> import numpy as np, jitopt
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((300, 20))
+    >>> y = rng.poisson(np.exp(0.5 + X[:, 2] - 0.8 * X[:, 7])).astype(float)
+    >>> problem = jitopt.problems.poisson(X, y, fit_intercept=True)
+    >>> x0 = problem.null_point()
+    >>> res = jitopt.sparse.iht(problem, x0, k=2, n_unconstrained=1, refit=True,
+    ...                         lipschitz=problem.local_lipschitz(x0))
+    >>> res.support, np.round(res.x[[2, 7, 20]], 1)
+    (array([2, 7]), array([ 1. , -0.8,  0.5]))
+    """
+    return Poisson(X, y, alpha, fit_intercept, sample_weight)
