@@ -79,34 +79,29 @@ def serena():
             f"{_status(res)}, {res.passes:.1f} passes", gap, "rel. gap")
 
 
-def wdha():
-    """The barycenter of four translated disks on a 64 x 64 grid; the exact answer is the
-    disk at the mean centre."""
+def _disks(solver):
+    """``solver`` on the barycenter of four translated disks on a 64 x 64 grid; the exact
+    answer is the disk at the mean centre."""
     n = 64
     y, x = transport.grid_coordinates((n, n))
     centres = [(0.3, 0.3), (0.7, 0.35), (0.35, 0.7), (0.7, 0.7)]
     A = np.array([((y - a) ** 2 + (x - b) ** 2 <= 0.1 ** 2) * 1.0 for a, b in centres])
     a, b = np.mean(centres, axis=0)
     truth = ((y - a) ** 2 + (x - b) ** 2 <= 0.1 ** 2) * 1.0
-    res = transport.wdha(problems.BarycenterProblem(A))
+    res = solver(problems.BarycenterProblem(A))
     err = np.sqrt(max(transport.wasserstein2_grid(res.x, truth), 0.0)) * n
-    return ("wdha", "barycenter of 4 disks, 64x64 grid",
+    return (solver.__name__, "barycenter of 4 disks, 64x64 grid",
             f"{res.status.name.lower().replace('_', ' ')}, {res.nit} iterations", err, "W2 (px)")
 
 
+def wdha():
+    """WDHA on the barycenter of four translated disks (:func:`_disks`)."""
+    return _disks(transport.wdha)
+
+
 def sga():
-    """SGA on the four translated disks of :func:`wdha`; the exact answer is the disk at
-    the mean centre."""
-    n = 64
-    y, x = transport.grid_coordinates((n, n))
-    centres = [(0.3, 0.3), (0.7, 0.35), (0.35, 0.7), (0.7, 0.7)]
-    A = np.array([((y - a) ** 2 + (x - b) ** 2 <= 0.1 ** 2) * 1.0 for a, b in centres])
-    a, b = np.mean(centres, axis=0)
-    truth = ((y - a) ** 2 + (x - b) ** 2 <= 0.1 ** 2) * 1.0
-    res = transport.sga(problems.BarycenterProblem(A))
-    err = np.sqrt(max(transport.wasserstein2_grid(res.x, truth), 0.0)) * n
-    return ("sga", "barycenter of 4 disks, 64x64 grid",
-            f"{_status(res)}, {res.nit} iterations", err, "W2 (px)")
+    """SGA on the barycenter of four translated disks (:func:`_disks`)."""
+    return _disks(transport.sga)
 
 
 def sparse():

@@ -4,9 +4,7 @@ compiled oracles."""
 import numpy as np
 from numba import njit
 
-from .._core.problem import FiniteSumProblem
-from ..validation import check_real
-from ._sparse import _data, _real, power_estimate
+from ._sparse import RowLoss, power_estimate
 
 __all__ = ["poisson", "Poisson"]
 
@@ -106,7 +104,7 @@ def poisson_newton_kernel(w, X, y, sw, support, alpha, intercept):
     return f, g, H
 
 
-class Poisson(FiniteSumProblem):
+class Poisson(RowLoss):
     r"""Poisson regression with the log link, :math:`R(w) = \frac1{\sum_i s_i}\sum_i
     s_i\,(e^{\eta_i} - y_i\eta_i) + \frac\alpha2\|w\|^2` with :math:`\eta_i = x_i^\top w + b`
     (the negative log-likelihood without its :math:`\log y_i!` term), the mean of
@@ -143,41 +141,14 @@ class Poisson(FiniteSumProblem):
     (1.0, array([-1.]))
     """
 
-    def __init__(self, X, y, alpha=0.0, fit_intercept=False, sample_weight=None):
-        from ..manifolds import Euclidean
-
-        X, y = _data(X, y)
+    @staticmethod
+    def _check_y(y):
         if (y < 0).any():
             raise ValueError("y must hold nonnegative counts or rates")
-        self.sample_weight = np.empty(0)
-        if sample_weight is not None:
-            sw = np.require(_real("sample_weight", sample_weight), float, "CW")
-            if sw.shape != y.shape or not (np.isfinite(sw).all() and (sw >= 0).all()) \
-                    or not sw.any():
-                raise ValueError(f"sample_weight must hold {y.shape[0]} nonnegative finite "
-                                 f"weights, not all zero")
-            self.sample_weight = sw
-        self.alpha = check_real("alpha", alpha, low=0.0)
-        self.fit_intercept = bool(fit_intercept)
-        self.X, self.y = X, y
-        n, p = X.shape
-        super().__init__(Euclidean(p + self.fit_intercept), self._cost_idx, self._egrad_idx, n)
 
     def _fg(self, w, idx, gradient=True):
         return poisson_kernel(np.require(w, float, "CW"), self.X, self.y, self.sample_weight,
                               idx, self.alpha, self.fit_intercept, gradient)
-
-    def _cost_idx(self, w, idx):
-        return self._fg(w, idx, False)[0]
-
-    def _egrad_idx(self, w, idx):
-        return self._fg(w, idx)[1]
-
-    def cost_and_egrad(self, x):
-        self.counts.add(nfev=1, njev=1, nifo=self.n_samples)
-        self._check_point(x, "w")
-        f, g = self._fg(x, self.all_samples)
-        return float(f), g
 
     def newton_system(self, w, support):
         r"""``(R(w), g, H)``: the gradient and Hessian of :math:`R` in the coordinates
@@ -208,12 +179,9 @@ class Poisson(FiniteSumProblem):
         eta = self.X @ w[:p] + (w[p] if self.fit_intercept else 0.0)
         with np.errstate(over="ignore"):
             h = np.exp(eta)
-        total = self.n_samples
         if self.sample_weight.shape[0]:
             h = h * self.sample_weight
-            total = self.sample_weight.sum()
-        A = np.hstack([self.X, np.ones((self.X.shape[0], 1))]) if self.fit_intercept \
-            else self.X
+        A, total = self._design()
         lam = power_estimate(lambda v: A.T @ (h * (A @ v)), A.shape[1])
         return lam / total + self.alpha
 

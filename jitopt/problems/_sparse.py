@@ -219,7 +219,54 @@ def _top_eigenvalue(A):
     return power_estimate(lambda v: A.T @ (A @ v), p)
 
 
-class Logistic(FiniteSumProblem):
+class RowLoss(FiniteSumProblem):
+    r"""A generalized linear model's loss: the weighted mean over the rows of
+    :math:`\ell(y_i, x_i^\top w + b)` plus :math:`\frac\alpha2\|w\|^2`, on :math:`w` or
+    :math:`(w, b)` (intercept last, not penalized). It checks the data, the weights (integer
+    weights give the problem of the repeated rows) and ``alpha``, and makes the oracles from
+    a subclass's ``_fg(w, idx, gradient)`` (the compiled loss of the rows ``idx``) after its
+    ``_check_y(y)``."""
+
+    def __init__(self, X, y, alpha=0.0, fit_intercept=False, sample_weight=None):
+        from ..manifolds import Euclidean
+
+        X, y = _data(X, y)
+        self._check_y(y)
+        self.sample_weight = np.empty(0)
+        if sample_weight is not None:
+            sw = np.require(_real("sample_weight", sample_weight), float, "CW")
+            if sw.shape != y.shape or not (np.isfinite(sw).all() and (sw >= 0).all()) \
+                    or not sw.any():
+                raise ValueError(f"sample_weight must hold {y.shape[0]} nonnegative finite "
+                                 f"weights, not all zero")
+            self.sample_weight = sw
+        self.alpha = check_real("alpha", alpha, low=0.0)
+        self.fit_intercept = bool(fit_intercept)
+        self.X, self.y = X, y
+        n, p = X.shape
+        super().__init__(Euclidean(p + self.fit_intercept), self._cost_idx, self._egrad_idx, n)
+
+    def _cost_idx(self, w, idx):
+        return self._fg(w, idx, False)[0]
+
+    def _egrad_idx(self, w, idx):
+        return self._fg(w, idx)[1]
+
+    def cost_and_egrad(self, x):
+        self.counts.add(nfev=1, njev=1, nifo=self.n_samples)
+        self._check_point(x, "w")
+        f, g = self._fg(x, self.all_samples)
+        return float(f), g
+
+    def _design(self):
+        """``X``, with a column of ones for the intercept, and the total weight."""
+        A = np.hstack([self.X, np.ones((self.X.shape[0], 1))]) if self.fit_intercept \
+            else self.X
+        total = self.sample_weight.sum() if self.sample_weight.shape[0] else self.n_samples
+        return A, total
+
+
+class Logistic(RowLoss):
     r"""Logistic regression :math:`R(w) = \frac1n\sum_i \log(1 + e^{-y_i(x_i^\top w + b)}) +
     \frac\alpha2\|w\|^2` with labels :math:`y_i \in \{-1, +1\}`; with sample weights
     :math:`s_i \ge 0` the mean is :math:`\sum_i s_i\,\ell_i/\sum_i s_i` (minibatches too), so
@@ -250,55 +297,27 @@ class Logistic(FiniteSumProblem):
     (0.693147, array([-0.5]))
     """
 
-    def __init__(self, X, y, alpha=0.0, fit_intercept=False, sample_weight=None):
-        from ..manifolds import Euclidean
+    _lipschitz = None
 
-        X, y = _data(X, y)
+    @staticmethod
+    def _check_y(y):
         if not np.all(np.abs(y) == 1):
             raise ValueError("y must hold labels -1 and +1")
-        self.sample_weight = np.empty(0)
-        if sample_weight is not None:
-            sw = np.require(_real("sample_weight", sample_weight), float, "CW")
-            if sw.shape != y.shape or not (np.isfinite(sw).all() and (sw >= 0).all()) \
-                    or not sw.any():
-                raise ValueError(f"sample_weight must hold {y.shape[0]} nonnegative finite "
-                                 f"weights, not all zero")
-            self.sample_weight = sw
-        self.alpha = check_real("alpha", alpha, low=0.0)
-        self.fit_intercept = bool(fit_intercept)
-        self.X, self.y = X, y
-        self._lipschitz = None
-        n, p = X.shape
-        super().__init__(Euclidean(p + self.fit_intercept), self._cost_idx, self._egrad_idx, n)
 
-    def _fg(self, w, idx):
+    def _fg(self, w, idx, gradient=True):
+        # the kernel returns both; its gradient costs about as much as the loss
         return weighted_logistic_kernel(np.require(w, float, "CW"), self.X, self.y,
                                         self.sample_weight, idx, self.alpha,
                                         self.fit_intercept)
-
-    def _cost_idx(self, w, idx):
-        return self._fg(w, idx)[0]
-
-    def _egrad_idx(self, w, idx):
-        return self._fg(w, idx)[1]
-
-    def cost_and_egrad(self, x):
-        self.counts.add(nfev=1, njev=1, nifo=self.n_samples)
-        self._check_point(x, "w")
-        f, g = self._fg(x, self.all_samples)
-        return float(f), g
 
     def lipschitz(self):
         r""":math:`\lambda_{\max}(\tilde X^\top S\tilde X)/(4\sum_i s_i) + \alpha`, with
         :math:`\tilde X` the data (and a column of ones for the intercept), :math:`S` the
         diagonal of the sample weights."""
         if self._lipschitz is None:
-            A = np.hstack([self.X, np.ones((self.X.shape[0], 1))]) if self.fit_intercept \
-                else self.X
-            total = self.n_samples
+            A, total = self._design()
             if self.sample_weight.shape[0]:
                 A = A * np.sqrt(self.sample_weight)[:, None]
-                total = self.sample_weight.sum()
             self._lipschitz = _top_eigenvalue(A) / (4 * total) + self.alpha
         return self._lipschitz
 
