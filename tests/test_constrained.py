@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+import scipy.optimize
 
 import jitopt
 from jitopt import ConstrainedProblem, Status
@@ -351,3 +352,52 @@ def test_repm_raises_rho_at_the_smoothing_floor_until_the_kkt_test_holds():
     check_certified(problem, res, 1e-6, 1e-6)
     assert res.rho > 3.0 ** 2 * 1e-6 / 1e-6  # raised past mu*^2 (u_min / gtol = 1)
     np.testing.assert_allclose(res.ineq_multipliers, [0.0, 3.0, 0.0], atol=1e-4)
+
+
+# -- scipy-style bounds and constraints in jitopt.minimize ---------------------------------
+
+def test_minimize_takes_scipy_constraints_and_runs_ralm():
+    A = np.array([[2.0, 1.0, 1.0], [1.0, 3.0, 1.0], [1.0, 1.0, 4.0]])
+    perron = np.abs(np.linalg.eigh(A)[1][:, -1])
+    # scipy's "ineq" is c(x) >= 0: here x >= 0, from a start with a negative entry
+    res = jitopt.minimize(lambda x: -x @ A @ x, np.array([0.6, -0.8, 0.0]),
+                          jac=lambda x: -2 * A @ x, manifold=Sphere(3),
+                          constraints={"type": "ineq", "fun": lambda x: x,
+                                       "jac": lambda x: np.eye(3)})
+    assert res.success and res.ncev > 0
+    assert np.linalg.norm(res.x - perron) < 1e-6 and res.max_violation <= 1e-6
+    # an equality without its Jacobian (forward differences), through scipy's front door:
+    # the optimum is the top eigenvector of A restricted to {x_0 = x_1}
+    B = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, np.sqrt(2.0)]]) / np.sqrt(2.0)
+    w, V = np.linalg.eigh(B.T @ A @ B)
+    res = scipy.optimize.minimize(lambda x: -x @ A @ x, np.ones(3) / np.sqrt(3),
+                                  method=jitopt.get_method("ralm"),
+                                  constraints=[{"type": "eq", "fun": lambda x: x[0] - x[1]}],
+                                  options={"manifold": Sphere(3)})
+    assert res.success and abs(res.fun + w[-1]) < 1e-6
+    assert abs(res.x[0] - res.x[1]) < 1e-6
+
+
+def test_minimize_takes_scipy_bounds():
+    # the box's answer to min |x - 2|^2 is the clipped point
+    res = jitopt.minimize(lambda x: (x - 2) @ (x - 2), np.zeros(2), jac=lambda x: 2 * (x - 2),
+                          bounds=scipy.optimize.Bounds([0.0, 0.0], [1.0, 3.0]))
+    assert res.success and np.allclose(res.x, [1.0, 2.0], atol=1e-6)
+    res = jitopt.minimize(lambda x: (x - 2) @ (x - 2), np.zeros(2), jac=lambda x: 2 * (x - 2),
+                          bounds=[(None, 0.5), (None, None)], method="repm")
+    assert res.success and np.allclose(res.x, [0.5, 2.0], atol=1e-5)
+
+
+def test_minimize_refuses_bad_bounds_and_constraints():
+    f = lambda x: x @ x  # noqa: E731
+    with pytest.raises(ValueError, match="'rgd' takes no bounds or constraints"):
+        jitopt.minimize(f, np.ones(2), method="rgd", bounds=[(0, 1), (0, 1)])
+    with pytest.raises(ValueError, match="one \\(min, max\\) pair per coordinate"):
+        jitopt.minimize(f, np.ones(2), bounds=[(0, 1)])
+    with pytest.raises(TypeError, match="bounds must be"):
+        jitopt.minimize(f, np.ones(2), bounds=3.0)
+    with pytest.raises(TypeError, match=r"constraints\[0\] must be a dict"):
+        jitopt.minimize(f, np.ones(2), constraints=[{"type": "le", "fun": abs}])
+    problem = ConstrainedProblem(Sphere(3), lambda x: x[0], lambda x: np.eye(3)[0], lower=0.0)
+    with pytest.raises(TypeError, match="bounds cannot be given with a problem object"):
+        jitopt.minimize(problem, bounds=[(0, 1)] * 3)

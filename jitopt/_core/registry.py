@@ -120,17 +120,13 @@ class Method:
 
     def __call__(self, fun, x0, args=(), jac=None, hess=None, hessp=None, bounds=None,
                  constraints=(), callback=None, **options):
-        if bounds is not None or constraints not in (None, (), []):
-            raise ValueError(
-                f"method {self.name!r} takes no bounds or constraints: express the domain "
-                f"as a manifold (options={{'manifold': ...}})"
-            )
         if hess is not None or hessp is not None:
             warnings.warn(f"method {self.name!r} does not use hess/hessp", RuntimeWarning,
                           stacklevel=2)
         manifold = options.pop("manifold", None)
         tol = options.pop("tol", None)
-        return minimize_function(fun, x0, args, jac, self, manifold, tol, callback, options)
+        return minimize_function(fun, x0, args, jac, self, manifold, tol, callback, options,
+                                 bounds, constraints or ())
 
 
 def _check_takes(method, problem):
@@ -260,7 +256,7 @@ def get_method(method):
 
 
 def minimize(fun, x0=None, args=(), jac=None, method=None, manifold=None, tol=None,
-             callback=None, options=None):
+             callback=None, options=None, bounds=None, constraints=()):
     """Minimize ``fun`` over a manifold, or solve a problem object, with
     :func:`scipy.optimize.minimize`'s conventions.
 
@@ -308,6 +304,15 @@ def minimize(fun, x0=None, args=(), jac=None, method=None, manifold=None, tol=No
         for float32 input). A start accepted only thanks to a loosened tolerance, or
         given in float32 (promoted to float64), is moved to the nearest point of the
         manifold (``manifold.closest_point``) before the method starts.
+    bounds : scipy.optimize.Bounds or sequence of (min, max), optional
+        Bounds on the coordinates of ``x`` (``None`` in a pair for none), as in scipy.
+    constraints : dict or sequence of dict
+        scipy's constraint dicts ``{"type": "ineq" or "eq", "fun": c, "jac": J, "args":
+        (...)}``: ``"ineq"`` means :math:`c(x) \\ge 0`, ``J(x)`` is the Jacobian of shape
+        ``(m, x.size)`` (forward differences without it). With bounds or constraints the
+        problem is a :class:`~jitopt.problems.ConstrainedProblem` on ``manifold`` and the
+        method ``"ralm"`` by default (see :doc:`/theory/constrained`); the unconstrained
+        methods refuse them with a ``ValueError``.
 
     Returns
     -------
@@ -337,8 +342,9 @@ def minimize(fun, x0=None, args=(), jac=None, method=None, manifold=None, tol=No
                         f"{type(options).__name__}")
     options = dict(options or {})
     if isinstance(fun, BaseProblem):
-        given = [name for name, value in (("args", args), ("jac", jac), ("manifold", manifold))
-                 if value is not None and not (isinstance(value, tuple) and not value)]
+        given = [name for name, value in (("args", args), ("jac", jac), ("manifold", manifold),
+                                          ("bounds", bounds), ("constraints", constraints))
+                 if value is not None and not (isinstance(value, (tuple, list)) and not value)]
         if given:
             raise TypeError(f"{', '.join(given)} cannot be given with a problem object: "
                             f"its oracles and domain are part of it")
@@ -349,9 +355,10 @@ def minimize(fun, x0=None, args=(), jac=None, method=None, manifold=None, tol=No
         set_tol(method, tol, options)
         return method.solver(fun, x0, callback=callback, **known_options(method, options))
     if method is None:
-        method = "rtr" if isinstance(manifold, FixedRankEmbedded) else Problem.default_method
+        method = ("ralm" if bounds is not None or constraints else
+                  "rtr" if isinstance(manifold, FixedRankEmbedded) else Problem.default_method)
     return minimize_function(fun, x0, args, jac, get_method(method), manifold, tol, callback,
-                             options)
+                             options, bounds, constraints)
 
 
 def _default_method(problem):

@@ -22,7 +22,7 @@ _NAMES = {
     "CappedL1": "._dc_penalties", "SCAD": "._dc_penalties", "MCP": "._dc_penalties",
     "L1MinusL2": "._dc_penalties", "VIProblem": "._vi", "AffineOperator": "._vi",
     "NormalFormOperator": "._vi", "BarycenterProblem": "._barycenter",
-    "ConstrainedProblem": "._constrained",
+    "ConstrainedProblem": ".._core.constrained",
     "poisson": "._poisson", "Poisson": "._poisson",
 }
 

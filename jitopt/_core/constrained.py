@@ -2,11 +2,11 @@ r"""Constrained problems on manifolds: a cost with inequality and equality const
 
 import numpy as np
 
-from .._core.autodiff import jax_constraint_oracles
-from .._core.counts import ConstraintCounts
-from .._core.problem import BaseProblem, Problem
-from .._core.result import OracleError
 from ..validation import as_array
+from .autodiff import jax_constraint_oracles
+from .counts import ConstraintCounts
+from .problem import BaseProblem, Problem
+from .result import OracleError
 
 __all__ = ["ConstrainedProblem"]
 
