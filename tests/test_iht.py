@@ -285,7 +285,7 @@ def test_interpreted_exchange_search_and_refit_equal_compiled_bitwise(scenario, 
     # small problems run the kernels interpreted until they are compiled: the same
     # operations, so the same points and values, bit for bit
     from jitopt.sparse import _refit
-    from jitopt.sparse._kernels import INTERPRETED
+    from jitopt.sparse._splice_kernels import INTERPRETED
 
     rng = np.random.default_rng(40)
     p, k = 30, 5
@@ -313,7 +313,7 @@ def test_one_specialisation_of_the_compiled_exchange_search():
         "X, y, _ = jitopt.problems.sparse_regression_data(100, 200, 5, rng=0); "
         "[jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=5, constraint=c, "
         "relax=2.0) for c in (NonNegative(), Box(-1.5, 1.5))]",
-        "jitopt.sparse._kernels.splice_round")
+        "jitopt.sparse._splice_kernels.splice_round")
 
 
 # -- variants -----------------------------------------------------------------------------

@@ -153,14 +153,19 @@ class LeastSquares(FiniteSumProblem):
         Xs = self.X[:, support]
         return Xs.T @ Xs / self.n_samples, self._b[support].copy()
 
-    def gram_rows(self, idx):
+    def gram_rows(self, idx, prefetch=None):
         r"""The rows ``idx`` of :math:`G = X^\top X/n`, shape ``(len(idx), p)`` (a copy; rows
-        not cached yet are computed in one product and cached when they fit)."""
+        not cached yet are computed in one product and cached when they fit, with the rows
+        ``prefetch`` not cached yet when they fit too: one pass over :math:`X` for all)."""
         idx = np.asarray(idx, dtype=np.int64)
         cap = self._cache.shape[0]
         if idx.shape[0] > cap:
             return (self.X[:, idx].T @ self.X) / self.n_samples
         missing = idx[self._slot[idx] < 0]
+        if missing.shape[0] and prefetch is not None:
+            extra = np.setdiff1d(prefetch[self._slot[prefetch] < 0], missing)
+            if self._counter[0] + missing.shape[0] + extra.shape[0] <= cap:
+                missing = np.concatenate([missing, extra])
         if missing.shape[0]:
             if self._counter[0] + missing.shape[0] > cap:
                 self._slot[:] = -1

@@ -1,12 +1,12 @@
-"""Compiled kernels of the sparse solvers: the IHT step with its two-step projection, the
-box-constrained quadratic refit and one round of the exchange search over supports.
+"""Compiled kernels of the sparse solvers: the IHT step with its two-step projection and the
+box-constrained quadratic refit (the exchange search's round is in ``_splice_kernels``).
 
 Kept small for the compile time of a first call: each kernel is called with C-contiguous
 float64 / int64 arrays only (one specialisation), helpers with one caller are inlined at
 compile time, and no kernel sorts with ``np.sort``, formats an error message or assigns an
 array to an array slice (each pulls seconds of Numba's library code into the compile).
-:data:`INTERPRETED` holds the same functions uncompiled, for problems too small to repay a
-compile."""
+:func:`interpreted` gives the same functions uncompiled, for problems too small to repay
+a compile."""
 
 from types import FunctionType
 
@@ -323,160 +323,16 @@ def _worst_multiplier(Q, c, v, state, g, tol):
     return release
 
 
-@njit(cache=True)
-def splice_round(G, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
-    """One round of the exchange search of ``jitopt.sparse.iht`` (``swap``) for least
-    squares in the box ``[lo, hi]``.
-
-    ``S`` (sorted) is the support, ``v`` the exact fit on it with value ``q`` of
-    ``v'Q v/2 - c'v``, ``G`` the rows ``S`` of ``X^T X/n``. The dropped sets tried are the
-    ``s`` cheapest coordinates of ``S`` for ``s = s_max, ..., 1``, then every single other
-    one; each is replaced by the coordinates of largest gain outside ``S`` for the gradient
-    without the dropped ones. The first candidate whose exact refit lowers ``q`` by more
-    than ``thresh`` is returned as ``(True, S2, v2, q2)`` (``S2`` sorted), else
-    ``(False, S, v, q)``. The coordinates ``i`` with ``kept[i] = 1`` (a 0/1 array of length
-    ``p``, or empty for none) are never dropped.
-    """
-    k, p = G.shape
-    g, order = _drop_order(G, S, v, rhs, diag, kept)
-    inS = np.empty(p, dtype=np.int64)
-    for i in range(p):
-        inS[i] = 0
-    for a in range(k):
-        inS[S[a]] = 1
-    gd = np.empty(p)
-    gain = np.empty(p)
-    dropped = np.empty(k, dtype=np.int64)
-    pos = np.empty(k, dtype=np.int64)  # rows of G for the kept part, -1 for added
-    S2 = np.empty(k, dtype=np.int64)
-    v2 = np.empty(k)
-    Q2 = np.empty((k, k))
-    c2 = np.empty(k)
-    lo2 = np.empty(k)
-    hi2 = np.empty(k)
-    for trial in range(s_max + k - 1):
-        # the dropped positions order[first:last] of S
-        if trial < s_max:
-            first, last = 0, s_max - trial
-        else:
-            first = trial - s_max + 1
-            last = first + 1
-        s = last - first
-        if kept.shape[0] > 0 and kept[S[order[last - 1]]]:
-            continue  # (the forced coordinates come last in the order)
-        for i in range(p):
-            gd[i] = g[i]
-        for t in range(first, last):
-            a = order[t]
-            for i in range(p):
-                gd[i] -= v[a] * G[a, i]
-        for i in range(p):
-            if inS[i]:
-                gain[i] = -np.inf
-            else:
-                t = min(max(-gd[i] / max(diag[i], 1e-300), lo[i]), hi[i])
-                gain[i] = -(gd[i] * t + 0.5 * diag[i] * t * t)
-        add = top_k(gain, s)
-        ok = True
-        for i in add:
-            if not gain[i] > 0.0:
-                ok = False
-        if not ok:
-            continue
-        for a in range(k):
-            dropped[a] = 0
-        for t in range(first, last):
-            dropped[order[t]] = 1
-        m = 0
-        for a in range(k):
-            if not dropped[a]:
-                S2[m] = S[a]
-                pos[m] = a
-                v2[m] = v[a]
-                m += 1
-        for i in add:
-            S2[m] = i
-            pos[m] = -1
-            v2[m] = 0.0
-            m += 1
-        _trial_gram(G, X, pos, S2, Q2)
-        for a in range(k):
-            c2[a] = rhs[S2[a]]
-            lo2[a] = lo[S2[a]]
-            hi2[a] = hi[S2[a]]
-        q2 = box_qp(Q2, c2, lo2, hi2, v2, 10 * k + 10)
-        if q2 < q - thresh:
-            for a in range(1, k):  # sort (S2, v2) by index
-                b = a
-                while b > 0 and S2[b - 1] > S2[b]:
-                    S2[b - 1], S2[b] = S2[b], S2[b - 1]
-                    v2[b - 1], v2[b] = v2[b], v2[b - 1]
-                    b -= 1
-            return True, S2, v2, q2
-    return False, S, v, q
-
-
-@njit(cache=True, inline="always")
-def _drop_order(G, S, v, rhs, diag, kept):
-    """``(g, order)`` of :func:`splice_round`: the gradient ``g = G^T v - rhs`` and the
-    positions of ``S`` by increasing cost of dropping (stable; the kept ones last)."""
-    k, p = G.shape
-    g = np.empty(p)
-    for i in range(p):
-        g[i] = -rhs[i]
-    for a in range(k):
-        for i in range(p):
-            g[i] += v[a] * G[a, i]
-    order = np.empty(k, dtype=np.int64)
-    cost = np.empty(k)
-    for a in range(k):
-        j = S[a]
-        cost[a] = -v[a] * g[j] + 0.5 * diag[j] * v[a] * v[a]
-        if kept.shape[0] > 0 and kept[j]:
-            cost[a] = np.inf
-        order[a] = a
-        b = a
-        while b > 0 and cost[order[b - 1]] > cost[order[b]]:
-            order[b - 1], order[b] = order[b], order[b - 1]
-            b -= 1
-    return g, order
-
-
-@njit(cache=True, inline="always")
-def _trial_gram(G, X, pos, S2, Q2):
-    """The Gram block ``Q2`` of the trial support ``S2`` of :func:`splice_round`: from the
-    rows ``pos`` of ``G`` for the kept coordinates (symmetrised), from ``X`` for two added
-    ones."""
-    n = X.shape[0]
-    k = S2.shape[0]
-    for a in range(k):
-        for b in range(a, k):
-            if pos[a] >= 0:
-                val = G[pos[a], S2[b]]
-                if pos[b] >= 0:
-                    val = 0.5 * (val + G[pos[b], S2[a]])
-            elif pos[b] >= 0:
-                val = G[pos[b], S2[a]]
-            else:
-                val = 0.0
-                for r in range(n):
-                    val += X[r, S2[a]] * X[r, S2[b]]
-                val /= n
-            Q2[a, b] = val
-            Q2[b, a] = val
-
-
-def _interpreted():
-    """This module's namespace with each kernel replaced by its Python function
-    (``py_func``), rebound to this namespace so that the kernels call each other
-    uncompiled: the same operations, run by the interpreter, so the same results.
-    ``INTERPRETED["box_qp"]`` is the interpreted :func:`box_qp`."""
-    ns = dict(globals())
-    for name, obj in globals().items():
+def interpreted(*modules):
+    """The namespace of ``modules`` with each of their kernels replaced by its Python
+    function (``py_func``), rebound to this namespace so that the kernels call each other
+    uncompiled: the same operations, run by the interpreter, so the same results."""
+    names = {m.__name__ for m in modules}
+    ns = {}
+    for m in modules:
+        ns.update(vars(m))
+    for name, obj in list(ns.items()):
         f = getattr(obj, "py_func", None)
-        if f is not None and f.__module__ == __name__:
+        if f is not None and f.__module__ in names:
             ns[name] = FunctionType(f.__code__, ns, f.__name__, f.__defaults__, f.__closure__)
     return ns
-
-
-INTERPRETED = _interpreted()

@@ -1,0 +1,340 @@
+"""The compiled round of the exchange search over supports (least squares in a box) of
+:func:`jitopt.sparse.exchange_search`, with the rank-updated values of its trials.
+
+Written under the rules of :mod:`jitopt.sparse._kernels` (one specialisation, inlined
+helpers, no ``np.sort``). :data:`INTERPRETED` holds this module's and ``_kernels``' functions
+uncompiled (``INTERPRETED["splice_round"]``, ``INTERPRETED["box_qp"]``), for problems too
+small to repay a compile."""
+
+import sys
+
+import numpy as np
+from numba import njit
+
+from . import _kernels
+from ._kernels import box_qp, interpreted, top_k
+
+
+@njit(cache=True)
+def splice_round(G, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
+    """One round of the exchange search of ``jitopt.sparse.iht`` (``swap``) for least
+    squares in the box ``[lo, hi]``.
+
+    ``S`` (sorted) is the support, ``v`` the exact fit on it with value ``q`` of
+    ``v'Q v/2 - c'v``, ``G`` the rows ``S`` of ``X^T X/n``. The dropped sets tried are the
+    ``s`` cheapest coordinates of ``S`` for ``s = s_max, ..., 1``, then every single other
+    one; each is replaced by the coordinates of largest gain outside ``S`` for the gradient
+    without the dropped ones. The first candidate whose exact refit lowers ``q`` by more
+    than ``thresh`` is returned as ``(True, S2, v2, q2)`` (``S2`` sorted), else
+    ``(False, S, v, q)``. The coordinates ``i`` with ``kept[i] = 1`` (a 0/1 array of length
+    ``p``, or empty for none) are never dropped.
+    """
+    k, p = G.shape
+    g, order = _drop_order(G, S, v, rhs, diag, kept)
+    # without bounds, a trial is first valued by rank-s updates of H = Q_S^{-1} (O(k^2 s)
+    # rather than the O(k^3) refit) and skipped when it is clearly no better than q
+    H = np.empty((k, k))
+    fast = _unbounded(lo, hi) and _gram_inverse(G, S, H)
+    margin = thresh + 1e-9 * abs(q)
+    wk = np.empty(k)
+    T = np.empty((k, s_max))
+    small = np.empty((s_max, s_max))
+    Ls = np.empty((s_max, s_max))
+    r = np.empty(s_max)
+    gA = np.empty(s_max)
+    inS = np.empty(p, dtype=np.int64)
+    for i in range(p):
+        inS[i] = 0
+    for a in range(k):
+        inS[S[a]] = 1
+    gd = np.empty(p)
+    gain = np.empty(p)
+    dropped = np.empty(k, dtype=np.int64)
+    pos = np.empty(k, dtype=np.int64)  # rows of G for the kept part, -1 for added
+    S2 = np.empty(k, dtype=np.int64)
+    v2 = np.empty(k)
+    Q2 = np.empty((k, k))
+    c2 = np.empty(k)
+    lo2 = np.empty(k)
+    hi2 = np.empty(k)
+    for trial in range(s_max + k - 1):
+        # the dropped positions order[first:last] of S
+        if trial < s_max:
+            first, last = 0, s_max - trial
+        else:
+            first = trial - s_max + 1
+            last = first + 1
+        if kept.shape[0] > 0 and kept[S[order[last - 1]]]:
+            continue  # (the forced coordinates come last in the order)
+        add = _additions(g, G, v, order[first:last], inS, diag, lo, hi, gd, gain)
+        if add.shape[0] == 0:
+            continue
+        for a in range(k):
+            dropped[a] = 0
+        for t in range(first, last):
+            dropped[order[t]] = 1
+        if fast and _trial_value(H, G, X, v, q, order[first:last], add, dropped, rhs, wk, T,
+                                 small, Ls, r, gA) >= q + margin:
+            continue
+        m = 0
+        for a in range(k):
+            if not dropped[a]:
+                S2[m] = S[a]
+                pos[m] = a
+                v2[m] = v[a]
+                m += 1
+        for i in add:
+            S2[m] = i
+            pos[m] = -1
+            v2[m] = 0.0
+            m += 1
+        _trial_gram(G, X, pos, S2, Q2)
+        for a in range(k):
+            c2[a] = rhs[S2[a]]
+            lo2[a] = lo[S2[a]]
+            hi2[a] = hi[S2[a]]
+        q2 = box_qp(Q2, c2, lo2, hi2, v2, 10 * k + 10)
+        if q2 < q - thresh:
+            for a in range(1, k):  # sort (S2, v2) by index
+                b = a
+                while b > 0 and S2[b - 1] > S2[b]:
+                    S2[b - 1], S2[b] = S2[b], S2[b - 1]
+                    v2[b - 1], v2[b] = v2[b], v2[b - 1]
+                    b -= 1
+            return True, S2, v2, q2
+    return False, S, v, q
+
+
+@njit(cache=True, inline="always")
+def _additions(g, G, v, drop, inS, diag, lo, hi, gd, gain):
+    """The ``s = len(drop)`` coordinates outside ``S`` of largest gain for the gradient
+    ``g`` without the positions ``drop`` of ``S`` (:func:`splice_round`; ties to the
+    smaller index), or none when one of them gains nothing; one pass for ``s = 1``."""
+    p = g.shape[0]
+    s = drop.shape[0]
+    if s == 1:
+        a = drop[0]
+        best, top = -1, -np.inf
+        for i in range(p):
+            if not inS[i]:
+                gdi = g[i] - v[a] * G[a, i]
+                t = min(max(-gdi / max(diag[i], 1e-300), lo[i]), hi[i])
+                gi = -(gdi * t + 0.5 * diag[i] * t * t)
+                if gi > top:
+                    best, top = i, gi
+        out = np.empty(1 if top > 0.0 else 0, dtype=np.int64)
+        if top > 0.0:
+            out[0] = best
+        return out
+    for i in range(p):
+        gd[i] = g[i]
+    for t in range(s):
+        a = drop[t]
+        for i in range(p):
+            gd[i] -= v[a] * G[a, i]
+    for i in range(p):
+        if inS[i]:
+            gain[i] = -np.inf
+        else:
+            t = min(max(-gd[i] / max(diag[i], 1e-300), lo[i]), hi[i])
+            gain[i] = -(gd[i] * t + 0.5 * diag[i] * t * t)
+    add = top_k(gain, s)
+    for i in add:
+        if not gain[i] > 0.0:
+            return add[:0]
+    return add
+
+
+@njit(cache=True, inline="always")
+def _drop_order(G, S, v, rhs, diag, kept):
+    """``(g, order)`` of :func:`splice_round`: the gradient ``g = G^T v - rhs`` and the
+    positions of ``S`` by increasing cost of dropping (stable; the kept ones last)."""
+    k, p = G.shape
+    g = np.empty(p)
+    for i in range(p):
+        g[i] = -rhs[i]
+    for a in range(k):
+        for i in range(p):
+            g[i] += v[a] * G[a, i]
+    order = np.empty(k, dtype=np.int64)
+    cost = np.empty(k)
+    for a in range(k):
+        j = S[a]
+        cost[a] = -v[a] * g[j] + 0.5 * diag[j] * v[a] * v[a]
+        if kept.shape[0] > 0 and kept[j]:
+            cost[a] = np.inf
+        order[a] = a
+        b = a
+        while b > 0 and cost[order[b - 1]] > cost[order[b]]:
+            order[b - 1], order[b] = order[b], order[b - 1]
+            b -= 1
+    return g, order
+
+
+@njit(cache=True, inline="always")
+def _trial_gram(G, X, pos, S2, Q2):
+    """The Gram block ``Q2`` of the trial support ``S2`` of :func:`splice_round`: from the
+    rows ``pos`` of ``G`` for the kept coordinates (symmetrised), from ``X`` for two added
+    ones."""
+    n = X.shape[0]
+    k = S2.shape[0]
+    for a in range(k):
+        for b in range(a, k):
+            if pos[a] >= 0:
+                val = G[pos[a], S2[b]]
+                if pos[b] >= 0:
+                    val = 0.5 * (val + G[pos[b], S2[a]])
+            elif pos[b] >= 0:
+                val = G[pos[b], S2[a]]
+            else:
+                val = 0.0
+                for r in range(n):
+                    val += X[r, S2[a]] * X[r, S2[b]]
+                val /= n
+            Q2[a, b] = val
+            Q2[b, a] = val
+
+
+@njit(cache=True, inline="always")
+def _unbounded(lo, hi):
+    for i in range(lo.shape[0]):
+        if lo[i] > -np.inf or hi[i] < np.inf:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _cholesky(A, m, L, floor):
+    """``L`` <- the Cholesky factor of the leading ``m x m`` block of the symmetric ``A``;
+    False when a pivot is at most ``floor`` (too close to singular)."""
+    for j in range(m):
+        s = A[j, j]
+        for t in range(j):
+            s -= L[j, t] * L[j, t]
+        if not s > floor:
+            return False
+        d = np.sqrt(s)
+        L[j, j] = d
+        for i in range(j + 1, m):
+            s = A[i, j]
+            for t in range(j):
+                s -= L[i, t] * L[j, t]
+            L[i, j] = s / d
+    return True
+
+
+@njit(cache=True, inline="always")
+def _cholesky_solve(L, m, b):
+    r"""``b[:m]`` <- :math:`(LL^\top)^{-1}` ``b[:m]``."""
+    for i in range(m):
+        s = b[i]
+        for t in range(i):
+            s -= L[i, t] * b[t]
+        b[i] = s / L[i, i]
+    for i in range(m - 1, -1, -1):
+        s = b[i]
+        for t in range(i + 1, m):
+            s -= L[t, i] * b[t]
+        b[i] = s / L[i, i]
+
+
+@njit(cache=True, inline="always")
+def _gram_inverse(G, S, H):
+    """``H`` <- the inverse of the (symmetrised) Gram block ``Q_S`` of :func:`splice_round`;
+    False when ``Q_S`` is ill-conditioned (a Cholesky pivot at most ``1e-6`` times its
+    largest diagonal entry)."""
+    k = S.shape[0]
+    Q = np.empty((k, k))
+    big = 0.0
+    for a in range(k):
+        for b in range(k):
+            Q[a, b] = 0.5 * (G[a, S[b]] + G[b, S[a]])
+        big = max(big, Q[a, a])
+    L = np.empty((k, k))
+    if not _cholesky(Q, k, L, 1e-6 * big):
+        return False
+    e = np.empty(k)
+    for j in range(k):
+        for i in range(k):
+            e[i] = 0.0
+        e[j] = 1.0
+        _cholesky_solve(L, k, e)
+        for i in range(k):
+            H[i, j] = e[i]
+    return True
+
+
+@njit(cache=True, inline="always")
+def _trial_value(H, G, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls, r, gA):
+    r"""The value of the exact unconstrained fit on the support ``S`` of :func:`splice_round`
+    with the positions ``drop`` replaced by the coordinates ``add``, from ``H = Q_S^{-1}``:
+    dropping ``D`` raises ``q`` by :math:`v_D^\top H_{DD}^{-1}v_D/2` (the fit on
+    ``K = S \setminus D`` is :math:`w_K = v_K - H_{KD}H_{DD}^{-1}v_D`), adding ``A`` lowers it by
+    :math:`g_A^\top M^{-1}g_A/2` with :math:`g_A = Q_{AK}w_K - c_A` and the Schur complement
+    :math:`M = Q_{AA} - Q_{AK}Q_{KK}^{-1}Q_{KA}`,
+    :math:`Q_{KK}^{-1} = H_{KK} - H_{KD}H_{DD}^{-1}H_{DK}`. NaN when a pivot is near zero."""
+    k = v.shape[0]
+    s = drop.shape[0]
+    n = X.shape[0]
+    for t in range(s):
+        for u in range(s):
+            small[t, u] = H[drop[t], drop[u]]
+        r[t] = v[drop[t]]
+    if not _cholesky(small, s, Ls, 0.0):
+        return np.nan
+    _cholesky_solve(Ls, s, r)
+    value = q
+    for t in range(s):
+        value += 0.5 * v[drop[t]] * r[t]
+    for a in range(k):
+        w = 0.0
+        if not dropped[a]:
+            w = v[a]
+            for t in range(s):
+                w -= H[a, drop[t]] * r[t]
+        wk[a] = w
+    for b in range(s):  # T = H Q_KA (Q_KA: the rows K of G at the columns A)
+        for a in range(k):
+            T[a, b] = 0.0
+        for c in range(k):
+            if not dropped[c]:
+                gcb = G[c, add[b]]
+                for a in range(k):
+                    T[a, b] += H[a, c] * gcb
+    for b in range(s):  # T_K <- Q_KK^{-1} Q_KA = T_K - H_KD H_DD^{-1} T_D
+        for t in range(s):
+            r[t] = T[drop[t], b]
+        _cholesky_solve(Ls, s, r)
+        for a in range(k):
+            for t in range(s):
+                T[a, b] -= H[a, drop[t]] * r[t]
+    big = 0.0
+    for b in range(s):  # small <- M
+        for e in range(b, s):
+            val = 0.0
+            for i in range(n):
+                val += X[i, add[b]] * X[i, add[e]]
+            val /= n
+            if e == b:
+                big = max(big, val)
+            for c in range(k):
+                if not dropped[c]:
+                    val -= G[c, add[b]] * T[c, e]
+            small[b, e] = val
+            small[e, b] = val
+    if not _cholesky(small, s, Ls, 1e-9 * big):
+        return np.nan
+    for b in range(s):  # r <- g_A
+        val = -rhs[add[b]]
+        for c in range(k):
+            if not dropped[c]:
+                val += G[c, add[b]] * wk[c]
+        r[b] = val
+        gA[b] = val
+    _cholesky_solve(Ls, s, r)
+    for b in range(s):
+        value -= 0.5 * gA[b] * r[b]
+    return value
+
+
+INTERPRETED = interpreted(_kernels, sys.modules[__name__])
