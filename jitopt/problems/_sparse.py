@@ -154,13 +154,21 @@ class LeastSquares(FiniteSumProblem):
         return Xs.T @ Xs / self.n_samples, self._b[support].copy()
 
     def gram_rows(self, idx, prefetch=None):
-        r"""The rows ``idx`` of :math:`G = X^\top X/n`, shape ``(len(idx), p)`` (a copy; rows
-        not cached yet are computed in one product and cached when they fit, with the rows
-        ``prefetch`` not cached yet when they fit too: one pass over :math:`X` for all)."""
+        r"""The rows ``idx`` of :math:`G = X^\top X/n`, shape ``(len(idx), p)`` (a copy; see
+        :meth:`gram_rows_in_place`)."""
+        A, rows = self.gram_rows_in_place(idx, prefetch)
+        return A[rows]
+
+    def gram_rows_in_place(self, idx, prefetch=None):
+        r"""``(A, rows)`` with ``A[rows]`` the rows ``idx`` of :math:`G = X^\top X/n`, not
+        copied: ``A`` is the cache of rows (valid until the next call) or, for more rows than
+        it holds, the rows computed. Rows not cached yet are computed in one product and
+        cached, with the rows ``prefetch`` not cached yet when they fit too (one pass over
+        :math:`X` for all)."""
         idx = np.asarray(idx, dtype=np.int64)
         cap = self._cache.shape[0]
         if idx.shape[0] > cap:
-            return (self.X[:, idx].T @ self.X) / self.n_samples
+            return (self.X[:, idx].T @ self.X) / self.n_samples, np.arange(idx.shape[0])
         missing = idx[self._slot[idx] < 0]
         if missing.shape[0] and prefetch is not None:
             extra = np.setdiff1d(prefetch[self._slot[prefetch] < 0], missing)
@@ -176,7 +184,7 @@ class LeastSquares(FiniteSumProblem):
                 (self.X[:, missing].T @ self.X) / self.n_samples
             self._slot[missing] = np.arange(start, start + missing.shape[0])
             self._counter[0] += missing.shape[0]
-        return self._cache[self._slot[idx]]
+        return self._cache, self._slot[idx]
 
     @property
     def n_cached_rows(self):

@@ -359,7 +359,8 @@ class IHTRegressorCV(_SelectBase, IHTRegressor):
 
     @staticmethod
     def _mean_loss(coef, b, X, y, sw):
-        r = y - X @ coef - b
+        nz = np.flatnonzero(coef)
+        r = y - X[:, nz] @ coef[nz] - b
         return float(np.average(r * r, weights=sw))
 
 

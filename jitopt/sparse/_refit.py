@@ -105,20 +105,20 @@ def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200, always
         m = k - S.shape[0]
         best = _largest(gain, m + _AHEAD)
         S, ahead = np.sort(np.concatenate([S, best[:m]])), best[m:]
-    G = problem.gram_rows(S, prefetch=ahead)
+    G, rows = problem.gram_rows_in_place(S, prefetch=ahead)
     v = x[S].copy()
     work = k * (10 * p + k * n)
-    q = _kernel(box_qp, work)(_sym(G[:, S]), rhs[S], lo[S], hi[S], v, 10 * k + 10)
+    q = _kernel(box_qp, work)(_sym(G[np.ix_(rows, S)]), rhs[S], lo[S], hi[S], v, 10 * k + 10)
     thresh = 1e-10 * max(1.0, abs(problem.cost(x)))  # relative to R, not to q
     n_swaps = 0
     s_max = min(max_swap, k, p - k)
     exchange_round = _kernel(splice_round, work)
     for _ in range(maxiter):
-        accepted, S, v, q = exchange_round(G, S, v, q, X, rhs, diag, lo, hi, kept, s_max,
-                                           thresh)
+        accepted, S, v, q = exchange_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept,
+                                           s_max, thresh)
         if not accepted:
             break
-        G = problem.gram_rows(S)
+        G, rows = problem.gram_rows_in_place(S)
         n_swaps += 1
     w = np.zeros(p)
     w[S] = v

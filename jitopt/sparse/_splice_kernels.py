@@ -16,12 +16,13 @@ from ._kernels import box_qp, interpreted, top_k
 
 
 @njit(cache=True)
-def splice_round(G, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
+def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
     """One round of the exchange search of ``jitopt.sparse.iht`` (``swap``) for least
     squares in the box ``[lo, hi]``.
 
     ``S`` (sorted) is the support, ``v`` the exact fit on it with value ``q`` of
-    ``v'Q v/2 - c'v``, ``G`` the rows ``S`` of ``X^T X/n``. The dropped sets tried are the
+    ``v'Q v/2 - c'v``, ``G[rows]`` the rows ``S`` of ``X^T X/n`` (``G`` the Gram-row cache of
+    the problem, read in place). The dropped sets tried are the
     ``s`` cheapest coordinates of ``S`` for ``s = s_max, ..., 1``, then every single other
     one; each is replaced by the coordinates of largest gain outside ``S`` for the gradient
     without the dropped ones. The first candidate whose exact refit lowers ``q`` by more
@@ -29,12 +30,12 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
     ``(False, S, v, q)``. The coordinates ``i`` with ``kept[i] = 1`` (a 0/1 array of length
     ``p``, or empty for none) are never dropped.
     """
-    k, p = G.shape
-    g, order = _drop_order(G, S, v, rhs, diag, kept)
+    k, p = S.shape[0], G.shape[1]
+    g, order = _drop_order(G, rows, S, v, rhs, diag, kept)
     # without bounds, a trial is first valued by rank-s updates of H = Q_S^{-1} (O(k^2 s)
     # rather than the O(k^3) refit) and skipped when it is clearly no better than q
     H = np.empty((k, k))
-    fast = _unbounded(lo, hi) and _gram_inverse(G, S, H)
+    fast = _unbounded(lo, hi) and _gram_inverse(G, rows, S, H)
     margin = thresh + 1e-9 * abs(q)
     wk = np.empty(k)
     T = np.empty((k, s_max))
@@ -66,15 +67,15 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
             last = first + 1
         if kept.shape[0] > 0 and kept[S[order[last - 1]]]:
             continue  # (the forced coordinates come last in the order)
-        add = _additions(g, G, v, order[first:last], inS, diag, lo, hi, gd, gain)
+        add = _additions(g, G, rows, v, order[first:last], inS, diag, lo, hi, gd, gain)
         if add.shape[0] == 0:
             continue
         for a in range(k):
             dropped[a] = 0
         for t in range(first, last):
             dropped[order[t]] = 1
-        if fast and _trial_value(H, G, X, v, q, order[first:last], add, dropped, rhs, wk, T,
-                                 small, Ls, r, gA) >= q + margin:
+        if fast and _trial_value(H, G, rows, X, v, q, order[first:last], add, dropped, rhs,
+                                 wk, T, small, Ls, r, gA) >= q + margin:
             continue
         m = 0
         for a in range(k):
@@ -88,7 +89,7 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
             pos[m] = -1
             v2[m] = 0.0
             m += 1
-        _trial_gram(G, X, pos, S2, Q2)
+        _trial_gram(G, rows, X, pos, S2, Q2)
         for a in range(k):
             c2[a] = rhs[S2[a]]
             lo2[a] = lo[S2[a]]
@@ -106,7 +107,7 @@ def splice_round(G, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
 
 
 @njit(cache=True, inline="always")
-def _additions(g, G, v, drop, inS, diag, lo, hi, gd, gain):
+def _additions(g, G, rows, v, drop, inS, diag, lo, hi, gd, gain):
     """The ``s = len(drop)`` coordinates outside ``S`` of largest gain for the gradient
     ``g`` without the positions ``drop`` of ``S`` (:func:`splice_round`; ties to the
     smaller index), or none when one of them gains nothing; one pass for ``s = 1``."""
@@ -117,7 +118,7 @@ def _additions(g, G, v, drop, inS, diag, lo, hi, gd, gain):
         best, top = -1, -np.inf
         for i in range(p):
             if not inS[i]:
-                gdi = g[i] - v[a] * G[a, i]
+                gdi = g[i] - v[a] * G[rows[a], i]
                 t = min(max(-gdi / max(diag[i], 1e-300), lo[i]), hi[i])
                 gi = -(gdi * t + 0.5 * diag[i] * t * t)
                 if gi > top:
@@ -131,7 +132,7 @@ def _additions(g, G, v, drop, inS, diag, lo, hi, gd, gain):
     for t in range(s):
         a = drop[t]
         for i in range(p):
-            gd[i] -= v[a] * G[a, i]
+            gd[i] -= v[a] * G[rows[a], i]
     for i in range(p):
         if inS[i]:
             gain[i] = -np.inf
@@ -146,16 +147,16 @@ def _additions(g, G, v, drop, inS, diag, lo, hi, gd, gain):
 
 
 @njit(cache=True, inline="always")
-def _drop_order(G, S, v, rhs, diag, kept):
+def _drop_order(G, rows, S, v, rhs, diag, kept):
     """``(g, order)`` of :func:`splice_round`: the gradient ``g = G^T v - rhs`` and the
     positions of ``S`` by increasing cost of dropping (stable; the kept ones last)."""
-    k, p = G.shape
+    k, p = S.shape[0], G.shape[1]
     g = np.empty(p)
     for i in range(p):
         g[i] = -rhs[i]
     for a in range(k):
         for i in range(p):
-            g[i] += v[a] * G[a, i]
+            g[i] += v[a] * G[rows[a], i]
     order = np.empty(k, dtype=np.int64)
     cost = np.empty(k)
     for a in range(k):
@@ -172,7 +173,7 @@ def _drop_order(G, S, v, rhs, diag, kept):
 
 
 @njit(cache=True, inline="always")
-def _trial_gram(G, X, pos, S2, Q2):
+def _trial_gram(G, rows, X, pos, S2, Q2):
     """The Gram block ``Q2`` of the trial support ``S2`` of :func:`splice_round`: from the
     rows ``pos`` of ``G`` for the kept coordinates (symmetrised), from ``X`` for two added
     ones."""
@@ -181,11 +182,11 @@ def _trial_gram(G, X, pos, S2, Q2):
     for a in range(k):
         for b in range(a, k):
             if pos[a] >= 0:
-                val = G[pos[a], S2[b]]
+                val = G[rows[pos[a]], S2[b]]
                 if pos[b] >= 0:
-                    val = 0.5 * (val + G[pos[b], S2[a]])
+                    val = 0.5 * (val + G[rows[pos[b]], S2[a]])
             elif pos[b] >= 0:
-                val = G[pos[b], S2[a]]
+                val = G[rows[pos[b]], S2[a]]
             else:
                 val = 0.0
                 for r in range(n):
@@ -239,7 +240,7 @@ def _cholesky_solve(L, m, b):
 
 
 @njit(cache=True, inline="always")
-def _gram_inverse(G, S, H):
+def _gram_inverse(G, rows, S, H):
     """``H`` <- the inverse of the (symmetrised) Gram block ``Q_S`` of :func:`splice_round`;
     False when ``Q_S`` is ill-conditioned (a Cholesky pivot at most ``1e-6`` times its
     largest diagonal entry)."""
@@ -248,7 +249,7 @@ def _gram_inverse(G, S, H):
     big = 0.0
     for a in range(k):
         for b in range(k):
-            Q[a, b] = 0.5 * (G[a, S[b]] + G[b, S[a]])
+            Q[a, b] = 0.5 * (G[rows[a], S[b]] + G[rows[b], S[a]])
         big = max(big, Q[a, a])
     L = np.empty((k, k))
     if not _cholesky(Q, k, L, 1e-6 * big):
@@ -265,7 +266,7 @@ def _gram_inverse(G, S, H):
 
 
 @njit(cache=True, inline="always")
-def _trial_value(H, G, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls, r, gA):
+def _trial_value(H, G, rows, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls, r, gA):
     r"""The value of the exact unconstrained fit on the support ``S`` of :func:`splice_round`
     with the positions ``drop`` replaced by the coordinates ``add``, from ``H = Q_S^{-1}``:
     dropping ``D`` raises ``q`` by :math:`v_D^\top H_{DD}^{-1}v_D/2` (the fit on
@@ -298,7 +299,7 @@ def _trial_value(H, G, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls, r, gA
             T[a, b] = 0.0
         for c in range(k):
             if not dropped[c]:
-                gcb = G[c, add[b]]
+                gcb = G[rows[c], add[b]]
                 for a in range(k):
                     T[a, b] += H[a, c] * gcb
     for b in range(s):  # T_K <- Q_KK^{-1} Q_KA = T_K - H_KD H_DD^{-1} T_D
@@ -319,7 +320,7 @@ def _trial_value(H, G, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls, r, gA
                 big = max(big, val)
             for c in range(k):
                 if not dropped[c]:
-                    val -= G[c, add[b]] * T[c, e]
+                    val -= G[rows[c], add[b]] * T[c, e]
             small[b, e] = val
             small[e, b] = val
     if not _cholesky(small, s, Ls, 1e-9 * big):
@@ -328,7 +329,7 @@ def _trial_value(H, G, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls, r, gA
         val = -rhs[add[b]]
         for c in range(k):
             if not dropped[c]:
-                val += G[c, add[b]] * wk[c]
+                val += G[rows[c], add[b]] * wk[c]
         r[b] = val
         gA[b] = val
     _cholesky_solve(Ls, s, r)
