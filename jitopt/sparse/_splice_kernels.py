@@ -115,14 +115,17 @@ def _additions(g, G, rows, v, drop, inS, diag, lo, hi, gd, gain):
     s = drop.shape[0]
     if s == 1:
         a = drop[0]
+        va = v[a]
+        Ga = G[rows[a]]
+        for i in range(p):  # (branch-free, so that it vectorises)
+            gdi = g[i] - va * Ga[i]
+            t = min(max(-gdi / max(diag[i], 1e-300), lo[i]), hi[i])
+            gi = -(gdi * t + 0.5 * diag[i] * t * t)
+            gain[i] = -np.inf if inS[i] else gi
         best, top = -1, -np.inf
         for i in range(p):
-            if not inS[i]:
-                gdi = g[i] - v[a] * G[rows[a], i]
-                t = min(max(-gdi / max(diag[i], 1e-300), lo[i]), hi[i])
-                gi = -(gdi * t + 0.5 * diag[i] * t * t)
-                if gi > top:
-                    best, top = i, gi
+            if gain[i] > top:
+                best, top = i, gain[i]
         out = np.empty(1 if top > 0.0 else 0, dtype=np.int64)
         if top > 0.0:
             out[0] = best
@@ -254,14 +257,20 @@ def _gram_inverse(G, rows, S, H):
     L = np.empty((k, k))
     if not _cholesky(Q, k, L, 1e-6 * big):
         return False
-    e = np.empty(k)
-    for j in range(k):
-        for i in range(k):
-            e[i] = 0.0
-        e[j] = 1.0
-        _cholesky_solve(L, k, e)
-        for i in range(k):
-            H[i, j] = e[i]
+    for j in range(k):  # Q <- L^{-1} (its lower triangle)
+        Q[j, j] = 1.0 / L[j, j]
+        for i in range(j + 1, k):
+            s = 0.0
+            for t in range(j, i):
+                s -= L[i, t] * Q[t, j]
+            Q[i, j] = s / L[i, i]
+    for a in range(k):  # H = L^{-T} L^{-1}
+        for b in range(a + 1):
+            s = 0.0
+            for t in range(a, k):
+                s += Q[t, a] * Q[t, b]
+            H[a, b] = s
+            H[b, a] = s
     return True
 
 
