@@ -1,8 +1,9 @@
 """The compiled round of the exchange search over supports (least squares in a box) of
 :func:`jitopt.sparse.exchange_search`, with the rank-updated values of its trials.
 
-Written under the rules of :mod:`jitopt.sparse._kernels` (one specialisation, inlined
-helpers, no ``np.sort``). :data:`INTERPRETED` holds this module's and ``_kernels``' functions
+Written under the rules of :mod:`jitopt.sparse._kernels` (one specialisation, no
+``np.sort``); the helpers of the rank-updated values are compiled as functions of their own
+rather than inlined, which compiles faster. :data:`INTERPRETED` holds this module's and ``_kernels``' functions
 uncompiled (``INTERPRETED["splice_round"]``, ``INTERPRETED["box_qp"]``), for problems too
 small to repay a compile."""
 
@@ -106,7 +107,7 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
     return False, S, v, q
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _additions(g, G, rows, v, drop, inS, diag, lo, hi, gd, gain):
     """The ``s = len(drop)`` coordinates outside ``S`` of largest gain for the gradient
     ``g`` without the positions ``drop`` of ``S`` (:func:`splice_round`; ties to the
@@ -199,7 +200,7 @@ def _trial_gram(G, rows, X, pos, S2, Q2):
             Q2[b, a] = val
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _unbounded(lo, hi):
     for i in range(lo.shape[0]):
         if lo[i] > -np.inf or hi[i] < np.inf:
@@ -207,7 +208,7 @@ def _unbounded(lo, hi):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _cholesky(A, m, L, floor):
     """``L`` <- the Cholesky factor of the leading ``m x m`` block of the symmetric ``A``;
     False when a pivot is at most ``floor`` (too close to singular)."""
@@ -227,7 +228,7 @@ def _cholesky(A, m, L, floor):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _cholesky_solve(L, m, b):
     r"""``b[:m]`` <- :math:`(LL^\top)^{-1}` ``b[:m]``."""
     for i in range(m):
@@ -242,7 +243,7 @@ def _cholesky_solve(L, m, b):
         b[i] = s / L[i, i]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _gram_inverse(G, rows, S, H):
     """``H`` <- the inverse of the (symmetrised) Gram block ``Q_S`` of :func:`splice_round`;
     False when ``Q_S`` is ill-conditioned (a Cholesky pivot at most ``1e-6`` times its
@@ -274,7 +275,7 @@ def _gram_inverse(G, rows, S, H):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _trial_value(H, G, rows, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls, r, gA):
     r"""The value of the exact unconstrained fit on the support ``S`` of :func:`splice_round`
     with the positions ``drop`` replaced by the coordinates ``add``, from ``H = Q_S^{-1}``:
