@@ -285,7 +285,7 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
     relax = check_real("relax", relax, low=1.0)
     k_work = min(p, int(math.ceil(relax * k - 1e-12)))
     refit = relax > 1 if refit is None else bool(refit)
-    can_swap = (hasattr(problem, "gram_rows") and c.separable and n_free == 0
+    can_swap = (hasattr(problem, "gram_rows_in_place") and c.separable and n_free == 0
                 and variant == "deterministic")
     if isinstance(swap, str) and swap == "auto":
         swap = _SWAP if relax > 1 and can_swap else 0
