@@ -5,11 +5,11 @@ check of a starting population and the budget of cost evaluations."""
 import numpy as np
 
 from .._core.result import Status
-from .._core.stopping import Criterion
-from ..validation import check_int
+from .._core.stopping import Criterion, FTarget, MaxIter, MaxTime
+from ..validation import check_int, check_real, check_rng
 
 __all__ = ["inverse_retraction", "distance", "centroid", "start_points", "MaxEvaluations",
-           "check_budget"]
+           "checked_limits"]
 
 #: at most this many Karcher steps per centroid (a small simplex needs one to three)
 _KARCHER_STEPS = 10
@@ -72,9 +72,23 @@ def start_points(M, points, name, low, high=None):
     return out
 
 
-def check_budget(max_fev, default):
-    """``max_fev``, at least 1, or ``default`` for ``None``."""
-    return default if max_fev is None else check_int("max_fev", max_fev, low=1)
+def checked_limits(name, M, tol, f_target, max_fev, maxiter, max_time, rng, fev_floor,
+                   iter_floor):
+    """The checked ``tol`` and ``rng`` of a derivative-free method on ``M``, and its
+    limits as criteria (``FTarget | MaxIter | MaxTime | MaxEvaluations``); ``None`` for
+    ``max_fev`` or ``maxiter`` is ``max(floor, 2 dim)`` or ``max(floor, 4 dim)``."""
+    if M.dim < 1:
+        raise ValueError(f"{name} needs a manifold of dimension at least 1, got {M!r}")
+    tol = check_real("tol", tol, low=0.0)
+    if f_target is not None:
+        f_target = check_real("f_target", f_target)
+    max_fev = max(fev_floor, 2 * M.dim) if max_fev is None else \
+        check_int("max_fev", max_fev, low=1)
+    maxiter = max(iter_floor, 4 * M.dim) if maxiter is None else \
+        check_int("maxiter", maxiter, low=0)
+    max_time = check_real("max_time", max_time, low=0.0)
+    limits = FTarget(f_target) | MaxIter(maxiter) | MaxTime(max_time) | MaxEvaluations(max_fev)
+    return tol, check_rng(rng), limits, maxiter, max_fev
 
 
 class MaxEvaluations(Criterion):

@@ -5,10 +5,10 @@ import numpy as np
 from .._core.registry import register_method
 from .._core.result import Status
 from .._core.run import Algorithm, State, run
-from .._core.stopping import Criterion, FTarget, MaxIter, MaxTime
-from ..validation import check_int, check_real, check_rng
-from ._derivative_free import (MaxEvaluations, centroid, check_budget, distance,
-                               inverse_retraction, start_points)
+from .._core.stopping import Criterion
+from ..validation import check_real
+from ._derivative_free import (centroid, checked_limits, distance, inverse_retraction,
+                               start_points)
 
 __all__ = ["nelder_mead"]
 
@@ -102,20 +102,13 @@ def nelder_mead(problem, x0=None, *, simplex=None, step=None, reflection=1.0, ex
     (True, 1.0, 0)
     """
     M = problem.manifold
-    if M.dim < 1:
-        raise ValueError(f"nelder_mead needs a manifold of dimension at least 1, got {M!r}")
+    tol, rng, limits, _, _ = checked_limits("nelder_mead", M, tol, f_target, max_fev, maxiter,
+                                            max_time, rng, fev_floor=1000, iter_floor=2000)
     alpha = check_real("reflection", reflection, low=0.0, low_open=True)
     gamma = check_real("expansion", expansion, low=alpha, low_open=True)
     rho = check_real("contraction", contraction, 0.0, 1.0, True, True)
     sigma = check_real("shrink", shrink, 0.0, 1.0, True, True)
-    tol = check_real("tol", tol, low=0.0)
     ftol = check_real("ftol", ftol, low=0.0)
-    if f_target is not None:
-        f_target = check_real("f_target", f_target)
-    max_fev = check_budget(max_fev, max(1000, 2 * M.dim))
-    maxiter = max(2000, 4 * M.dim) if maxiter is None else check_int("maxiter", maxiter, low=0)
-    max_time = check_real("max_time", max_time, low=0.0)
-    rng = check_rng(rng)
     if simplex is not None:
         if x0 is not None:
             raise ValueError("give x0 or simplex, not both")
@@ -127,10 +120,9 @@ def nelder_mead(problem, x0=None, *, simplex=None, step=None, reflection=1.0, ex
             check_real("step", step, low=0.0, low_open=True, high=np.inf, high_open=True)
         x = M.random_point(rng) if x0 is None else M.validate_point(x0, "x0")
         vertices = [x] + [M.retraction(x, h * e) for e in tangent_basis(M, x, rng)]
-    stop = (Concentrated(tol, ftol) | FTarget(f_target) | MaxIter(maxiter) |
-            MaxTime(max_time) | MaxEvaluations(max_fev))
     return run(problem, NelderMead(vertices, alpha, gamma, rho, sigma), vertices[0],
-               stop=stop, callback=callback, history=history, disp=disp)
+               stop=Concentrated(tol, ftol) | limits, callback=callback, history=history,
+               disp=disp)
 
 
 def tangent_basis(M, x, rng):

@@ -5,9 +5,9 @@ import numpy as np
 from .._core.registry import register_method
 from .._core.result import Status
 from .._core.run import Algorithm, State, run
-from .._core.stopping import Criterion, FTarget, MaxIter, MaxTime
-from ..validation import check_int, check_real, check_rng
-from ._derivative_free import MaxEvaluations, check_budget, inverse_retraction, start_points
+from .._core.stopping import Criterion
+from ..validation import check_int, check_real
+from ._derivative_free import checked_limits, inverse_retraction, start_points
 
 __all__ = ["particle_swarm"]
 
@@ -105,19 +105,13 @@ def particle_swarm(problem, x0=None, *, swarm=None, swarm_size=None, inertia=Non
     (True, 1.0, 0)
     """
     M = problem.manifold
-    if M.dim < 1:
-        raise ValueError(f"particle_swarm needs a manifold of dimension at least 1, got {M!r}")
+    tol, rng, limits, maxiter, max_fev = checked_limits(
+        "particle_swarm", M, tol, f_target, max_fev, maxiter, max_time, rng, fev_floor=10000,
+        iter_floor=500)
     if inertia is not None:
         inertia = check_real("inertia", inertia, 0.0, 1.0, high_open=True)
     c1 = check_real("nostalgia", nostalgia, low=0.0, high=np.inf, high_open=True)
     c2 = check_real("social", social, low=0.0, high=np.inf, high_open=True)
-    tol = check_real("tol", tol, low=0.0)
-    if f_target is not None:
-        f_target = check_real("f_target", f_target)
-    max_fev = check_budget(max_fev, max(10000, 2 * M.dim))
-    maxiter = max(500, 4 * M.dim) if maxiter is None else check_int("maxiter", maxiter, low=0)
-    max_time = check_real("max_time", max_time, low=0.0)
-    rng = check_rng(rng)
     if swarm is not None:
         if x0 is not None or swarm_size is not None:
             raise ValueError("give swarm, or x0 and/or swarm_size, not both")
@@ -131,10 +125,8 @@ def particle_swarm(problem, x0=None, *, swarm=None, swarm_size=None, inertia=Non
     span = max(1, min(maxiter, max_fev // len(points)) // 2)
     schedule = (lambda k: inertia) if inertia is not None else \
         (lambda k: 0.4 + 0.5 * max(0.0, 1.0 - k / span))
-    stop = (AtRest(tol) | FTarget(f_target) | MaxIter(maxiter) | MaxTime(max_time) |
-            MaxEvaluations(max_fev))
     return run(problem, Swarm(points, velocities, schedule, c1, c2, rng), points[0],
-               stop=stop, callback=callback, history=history, disp=disp)
+               stop=AtRest(tol) | limits, callback=callback, history=history, disp=disp)
 
 
 class AtRest(Criterion):
