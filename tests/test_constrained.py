@@ -401,3 +401,12 @@ def test_minimize_refuses_bad_bounds_and_constraints():
     problem = ConstrainedProblem(Sphere(3), lambda x: x[0], lambda x: np.eye(3)[0], lower=0.0)
     with pytest.raises(TypeError, match="bounds cannot be given with a problem object"):
         jitopt.minimize(problem, bounds=[(0, 1)] * 3)
+
+
+def test_scipy_constraints_take_their_own_args_not_the_objectives():
+    c = np.array([2.0, 2.0])
+    res = jitopt.minimize(lambda x, c: (x - c) @ (x - c), np.zeros(2), args=(c,),
+                          jac=lambda x, c: 2 * (x - c),
+                          constraints=[{"type": "ineq", "fun": lambda x, u: u - x[0],
+                                        "jac": lambda x, u: -np.eye(2)[:1], "args": (1.0,)}])
+    assert res.success and np.allclose(res.x, [1.0, 2.0], atol=1e-6)  # x_0 <= 1 is active

@@ -117,7 +117,7 @@ def minimize_function(fun, x0, args, jac, method, manifold, tol, callback, optio
                              f"{jac!r}")
         oracles["egrad"] = egrad
     if constrained:
-        oracles.update(scipy_constraints(constraints, args, user, manifold.shape))
+        oracles.update(scipy_constraints(constraints, user, manifold.shape))
         oracles.update(scipy_bounds(bounds, x0.size, manifold.shape))
     problem = kind(manifold, **oracles)
 
@@ -158,11 +158,12 @@ def _forward_difference(fun, x):
     return J.reshape(x.shape) if f0.ndim == 0 else J.reshape((f0.size,) + x.shape)
 
 
-def scipy_constraints(constraints, args, user, shape):
+def scipy_constraints(constraints, user, shape):
     """The ``ineq`` and ``eq`` oracles of a :class:`ConstrainedProblem` from scipy's
     constraint dicts ``{"type": "ineq" or "eq", "fun": c, "jac": J, "args": (...)}``, where
     ``"ineq"`` means :math:`c(x) \\ge 0` (so :math:`g = -c`) and ``J(x)`` is the Jacobian
-    ``(m, x.size)`` (forward differences without it, like scipy)."""
+    ``(m, x.size)`` (forward differences without it, like scipy); as in scipy, a constraint
+    gets its own ``args``, not the objective's."""
     if isinstance(constraints, dict):
         constraints = (constraints,)
     families = {"ineq": [], "eq": []}
@@ -172,7 +173,7 @@ def scipy_constraints(constraints, args, user, shape):
             raise TypeError(f"constraints[{i}] must be a dict with 'type' 'ineq' or 'eq', a "
                             f"callable 'fun' and optionally a callable 'jac' and 'args' "
                             f"(scipy's form), got {c!r}")
-        families[c["type"]].append((c["fun"], c.get("jac"), tuple(c.get("args", args))))
+        families[c["type"]].append((c["fun"], c.get("jac"), tuple(c.get("args", ()))))
     out = {}
     for name, parts in families.items():
         if not parts:
