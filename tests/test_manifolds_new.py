@@ -1,6 +1,8 @@
 """Multinomial, Hyperboloid and SpecialEuclidean: the manifold contract, Hessians, distances
 against closed forms, Fréchet means of symmetric data and solvers reaching known optima."""
 
+from decimal import Decimal, getcontext
+
 import numpy as np
 import pytest
 
@@ -70,6 +72,53 @@ def test_hyperboloid_distance_against_the_poincare_ball():
     far = H.exp(origin, np.r_[0.0, 25.0, 0.0, 0.0])
     assert H.dist(origin, far) == pytest.approx(25.0, rel=1e-12)
 
+
+
+def _exact_hyperbolic_distance(x, y):
+    """The distance of the points with the space parts of ``x`` and ``y``, in 80 digits."""
+    getcontext().prec = 80
+    xs, ys = [Decimal(float(v)) for v in x[1:]], [Decimal(float(v)) for v in y[1:]]
+    x0, y0 = (1 + sum(v * v for v in xs)).sqrt(), (1 + sum(v * v for v in ys)).sqrt()
+    t = ((x0 * y0 - sum(a * b for a, b in zip(xs, ys)) - 1) / 2).sqrt()
+    return float(2 * (t + (t * t + 1).sqrt()).ln())  # 2 arsinh(sqrt(q / 2))
+
+
+@pytest.mark.parametrize("far", [10.0, 20.0])
+def test_hyperboloid_distance_and_log_far_from_the_origin(far):
+    """At 20 from the origin the Minkowski product of two points 0.01-3 apart cancels
+    to nothing; the distance must still match an 80-digit evaluation."""
+    H = Hyperboloid(4)
+    rng = np.random.default_rng(3)
+    origin = np.r_[1.0, np.zeros(4)]
+    for _ in range(20):
+        u = H.projection(origin, np.r_[0.0, rng.standard_normal(4)])
+        centre = H.exp(origin, far * u / H.norm(origin, u))
+        v = H.random_tangent_vector(centre, rng) * rng.uniform(0.01, 3.0)
+        y = H.exp(centre, v)
+        exact = _exact_hyperbolic_distance(centre, y)
+        assert H.dist(centre, y) == pytest.approx(exact, rel=1e-6)
+        assert H.norm(centre, H.log(centre, y)) == pytest.approx(exact, rel=1e-6)
+        assert H.dist(H.exp(centre, H.log(centre, y)), y) <= 1e-6 * exact
+
+
+def test_poincare_ball_distance_and_log_near_the_sphere():
+    """Points 20 from the origin, within 1e-8 of the unit sphere: the distance (to itself
+    too, once NaN) against an 80-digit evaluation of the ball's own formula."""
+    getcontext().prec = 80
+    H, B = Hyperboloid(3), PoincareBall(3)
+    rng = np.random.default_rng(5)
+    centre = H.exp(np.r_[1.0, 0.0, 0.0, 0.0], np.r_[0.0, 20.0, 0.0, 0.0])
+    x = H.to_ball(centre)
+    assert B.dist(x, x) == 0.0 and not B.log(x, x).any()
+    for _ in range(10):
+        y = H.to_ball(H.exp(centre, H.random_tangent_vector(centre, rng)))
+        xd, yd = [Decimal(float(v)) for v in x], [Decimal(float(v)) for v in y]
+        chord = sum((a - b) ** 2 for a, b in zip(xd, yd))
+        t = (chord / ((1 - sum(a * a for a in xd)) * (1 - sum(b * b for b in yd)))).sqrt()
+        exact = float(2 * (t + (t * t + 1).sqrt()).ln())
+        # 1 - |x|^2 ~ 5e-9 is computed to a relative error of about eps / 5e-9 ~ 4e-8
+        assert B.dist(x, y) == pytest.approx(exact, rel=1e-7)
+        assert B.norm(x, B.log(x, y)) == pytest.approx(exact, rel=1e-7)
 
 def _fisher_rao_mean_problem(points):
     M = Multinomial(points.shape[1])

@@ -38,9 +38,12 @@ class PoincareBall(Manifold):
     Metric :math:`\lambda_x^2\,u^\top v` with :math:`\lambda_x = 2/(1 - \|x\|^2)`, so
     :math:`\operatorname{grad} f = G/\lambda_x^2`. With Möbius addition :math:`\oplus`:
     :math:`\exp_x(u) = x \oplus \tanh(\lambda_x\|u\|/2)\,u/\|u\|`,
-    :math:`\log_x(y) = (2/\lambda_x)\,\mathrm{artanh}(\|w\|)\,w/\|w\|` with
-    :math:`w = (-x)\oplus y`, :math:`\mathrm{dist}(x, y) = 2\,\mathrm{artanh}\|(-x)\oplus y\|`
-    (accurate for nearby points too), and the transport is the parallel one,
+    :math:`\mathrm{dist}(x, y) = 2\,\mathrm{arsinh}(\|x - y\|/((1 - \|x\|^2)(1 -
+    \|y\|^2))^{1/2})` (the :math:`\mathrm{arcosh}` form's argument :math:`1 + 2\|x -
+    y\|^2/((1 - \|x\|^2)(1 - \|y\|^2))`, accurate for nearby points and near the
+    sphere), :math:`\log_x(y) = (d/\lambda_x)\,w/\|w\|` with :math:`w` the numerator
+    :math:`(1 - \|x\|^2)\,y - (1 - 2x^\top y + \|y\|^2)\,x` of :math:`(-x)\oplus y`
+    (its denominator rounds to 0 near the sphere), and the transport is the parallel one,
     :math:`(\lambda_x/\lambda_y)\,\mathrm{gyr}[y, -x]\,u`. Points stay at least
     :math:`10^{-10}` inside the unit sphere: a step beyond is pulled back radially.
 
@@ -97,14 +100,19 @@ class PoincareBall(Manifold):
         return _inside(_mobius_add(x, np.tanh(0.5 * self._lambda(x) * nu) * (u / nu)))
 
     def log(self, x, y):
-        w = _mobius_add(-x, y)
+        # the direction of (-x) (+) y is that of its numerator (the denominator, about
+        # (1 - |x|^2)^2 near the sphere, is positive and may round to 0)
+        xy, xx, yy = x @ y, x @ x, y @ y
+        w = (1.0 - xx) * y - (1.0 - 2.0 * xy + yy) * x
         nw = np.linalg.norm(w)
         if nw == 0.0:
             return np.zeros(self.shape)
-        return (2.0 / self._lambda(x)) * np.arctanh(nw) * (w / nw)
+        return (self.dist(x, y) / self._lambda(x)) * (w / nw)
 
     def dist(self, x, y):
-        return float(2.0 * np.arctanh(np.linalg.norm(_mobius_add(-x, y))))
+        # cosh d = 1 + 2|x - y|^2 / ((1 - |x|^2)(1 - |y|^2)), as 2 arsinh of a square root
+        return float(2.0 * np.arcsinh(np.linalg.norm(x - y)
+                                      / np.sqrt((1.0 - x @ x) * (1.0 - y @ y))))
 
     def transport(self, x1, x2, u):
         return (self._lambda(x1) / self._lambda(x2)) * _gyration(x2, -x1, u)
@@ -125,6 +133,35 @@ class PoincareBall(Manifold):
 
 def _minkowski(u, v):
     return float(u[1:] @ v[1:] - u[0] * v[0])
+
+
+def _cosh_minus_one(x, y):
+    r""":math:`q = \cosh d(x, y) - 1 = -\langle x, y\rangle_L - 1` from the space parts
+    alone, as a sum of nonnegative terms.
+
+    Coordinates grow like :math:`e^D` at a distance :math:`D` from the origin, so the
+    Minkowski product cancels to an error of about :math:`\epsilon e^{2D}`. With
+    :math:`s = \bar x^\top\bar y`: if :math:`s \le 0`, :math:`q = (x_0y_0 - 1) - s`;
+    else, with :math:`\delta = \bar y - \bar x = \delta_\parallel + \delta_\perp`
+    split along :math:`\sigma = \bar x + \bar y`, the identities
+    :math:`y_0 - x_0 = \delta^\top\sigma/(x_0 + y_0)` and :math:`(x_0 + y_0)^2 -
+    \|\sigma\|^2 = 4 + 2q` give :math:`q\,2(x_0y_0 - 1 + s)/\|\sigma\|^2 =
+    \|\delta_\perp\|^2/2 + 2\|\delta_\parallel\|^2/(x_0 + y_0)^2`. In both,
+    :math:`x_0y_0 - 1 = (\|\bar x\|^2 + \|\bar y\|^2 + \|\bar x\|^2\|\bar
+    y\|^2)/(x_0y_0 + 1)`. The error is then about :math:`\epsilon e^{D}`.
+    """
+    xs, ys = x[1:], y[1:]
+    xx, yy, s = xs @ xs, ys @ ys, xs @ ys
+    x0, y0 = np.sqrt(1.0 + xx), np.sqrt(1.0 + yy)
+    m = (xx + yy + xx * yy) / (x0 * y0 + 1.0)
+    if s <= 0.0:
+        return float(m - s)
+    chord, total = ys - xs, xs + ys
+    tt = total @ total
+    along = (chord @ total) / tt
+    across = chord - along * total
+    q = (0.5 * (across @ across) + 2.0 * along * along * tt / (x0 + y0) ** 2) * tt
+    return float(q / (2.0 * (m + s)))
 
 
 class Hyperboloid(Manifold):
@@ -150,11 +187,15 @@ class Hyperboloid(Manifold):
     (\bar u^\top \bar v + \|\bar x\|^2\,\bar u_\perp^\top \bar v_\perp)/x_0^2`, with
     :math:`\bar u_\perp` the part of :math:`\bar u` orthogonal to :math:`\bar x`), the
     time coordinate of a retracted point is recomputed as :math:`x_0 = (1 +
-    \|\bar x\|^2)^{1/2}`, short distances as :math:`2\operatorname{arsinh}(\|x -
-    y\|_L/2)`, and ``check_point`` tests :math:`|\langle x, x\rangle_L + 1| \le`
-    ``atol`` :math:`\max(1, \|x\|^2)`. The map :meth:`to_ball` (:meth:`from_ball` back)
-    is an isometry onto :class:`PoincareBall`; far from the origin, where the ball's
-    :math:`1 - \|b\|^2` underflows, this model keeps its accuracy longer.
+    \|\bar x\|^2)^{1/2}`, distances and logarithms come from :math:`\cosh d - 1`
+    written as a sum of nonnegative terms of the space parts (relative error about
+    :math:`\epsilon e^{D}` at a distance :math:`D` from the origin, against
+    :math:`\epsilon e^{2D}` through the Minkowski product), and ``check_point`` tests
+    :math:`|\langle x, x\rangle_L + 1| \le` ``atol`` :math:`\max(1, \|x\|^2)`. The map
+    :meth:`to_ball` (:meth:`from_ball` back) is an isometry onto :class:`PoincareBall`,
+    whose points stay within :math:`10^{-10}` of the unit sphere, that is within a
+    distance of about 23.7 of the origin; this model holds points as far as
+    :math:`e^{D}` does not overflow.
 
     Parameters
     ----------
@@ -221,16 +262,18 @@ class Hyperboloid(Manifold):
     retraction = exp
 
     def dist(self, x, y):
-        z = -_minkowski(x, y)
-        if z > 2.0:
-            return float(np.arccosh(z))
-        w = x - y  # a spacelike chord: its Minkowski norm is 2 sinh(d/2)
-        return float(2.0 * np.arcsinh(0.5 * np.sqrt(max(_minkowski(w, w), 0.0))))
+        return float(2.0 * np.arcsinh(np.sqrt(0.5 * _cosh_minus_one(x, y))))
 
     def log(self, x, y):
-        d = self.dist(x, y)
-        v = self._minkowski_projection(x, y)
-        return v * (d / np.sinh(d)) if d > 0.0 else np.zeros(self.shape)
+        q = _cosh_minus_one(x, y)
+        d = 2.0 * np.arcsinh(np.sqrt(0.5 * q))
+        if d == 0.0:
+            return np.zeros(self.shape)
+        xs, ys = x[1:], y[1:]
+        chord = ys - xs
+        time = chord @ (xs + ys) / (np.sqrt(1.0 + xs @ xs) + np.sqrt(1.0 + ys @ ys))
+        # Pi_x(y) = Pi_x(y - x) = (y - x) - q x, with y - x free of cancellation
+        return (d / np.sinh(d)) * (np.r_[time, chord] - q * x)
 
     def transport(self, x1, x2, u):
         return u + (_minkowski(x2, u) / (1.0 - _minkowski(x1, x2))) * (x1 + x2)
