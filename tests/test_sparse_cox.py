@@ -237,9 +237,24 @@ def test_concordance_index_by_pairs():
     assert concordance_index(time, event, risk, sw) == pytest.approx(good / total)
 
 
-@pytest.mark.parametrize("est", [IHTCoxRegressor(), IHTCoxRegressorCV(max_iter=100)],
+@pytest.mark.parametrize("est", [IHTCoxRegressor(), IHTCoxRegressorCV(cv=3, max_iter=100)],
                          ids=["fixed", "CV"])
 def test_check_estimator(est):
     from sklearn.utils.estimator_checks import check_estimator
 
     check_estimator(est)
+
+
+def test_criteria_equal_abess_eval_loss_and_its_fit():
+    abess = pytest.importorskip("abess")
+    X, time, event, _ = _data(200, 12, seed=3)
+    y = np.column_stack([time, event])
+    ours = IHTCoxRegressor(3).fit(X, y)
+    for ic in ("aic", "bic", "gic", "ebic"):
+        theirs = abess.CoxPHSurvivalAnalysis(support_size=[3], ic_type=ic, thread=1).fit(X, y)
+        nll = 200 * cox(X, time, event).cost(theirs.coef_)  # Breslow's, summed
+        assert nll == pytest.approx(theirs.train_loss_, rel=1e-12)
+        assert information_criterion(2 * nll, 3, 200, 12, ic) == pytest.approx(
+            theirs.eval_loss_, rel=1e-12)
+        np.testing.assert_array_equal(np.flatnonzero(theirs.coef_), np.flatnonzero(ours.coef_))
+        assert 200 * cox(X, time, event).cost(ours.coef_) <= nll + 1e-9

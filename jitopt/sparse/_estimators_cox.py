@@ -277,7 +277,8 @@ class IHTCoxRegressorCV(_SelectBase, IHTCoxRegressor):
     negative log partial likelihood of the test rows (their own risk sets); a split whose
     training rows have no event scores :math:`-\infty`. The screening statistic is the
     score statistic of the null model, :math:`|\partial_j R(0)|/\sqrt{\partial_{jj}R(0)}`.
-    """ + _Y_DOC + "\n" + _SHARED_DOC.replace("step, max_iter, tol, random_state, jit",
+    There is no intercept: ``k = 0`` is the null model :math:`w = 0`, and ``intercept_`` is
+    0. """ + _Y_DOC + "\n" + _SHARED_DOC.replace("step, max_iter, tol, random_state, jit",
                                                 "step, max_iter, tol")
         .replace("fit_intercept : bool\n    ", "")
         % {"loss": "negative log partial likelihood", "fixed": "IHTCoxRegressor",
