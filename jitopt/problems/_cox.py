@@ -234,13 +234,13 @@ class Cox(RowLoss):
         events = c_del > 0
         a = np.where(events, c_del / np.where(events, S, 1.0), 0.0)  # s delta / S
         hazard = _hazard_sums(a, t)
-        Xr = self.X[rows]
+        out = np.zeros(self.n_samples)  # (a vector on the rows in their given order)
 
         def hessian_times(v):
-            u = Xr @ v
+            u = (self.X @ v)[rows]
             z = _risk_sums(e * u, t)  # S_i times the risk-set mean of u
-            return Xr.T @ (e * (hazard * u - _hazard_sums(a * z / np.where(events, S, 1.0),
-                                                          t))) / total
+            out[rows] = e * (hazard * u - _hazard_sums(a * z / np.where(events, S, 1.0), t))
+            return self.X.T @ out / total
 
         return power_estimate(hessian_times, self.X.shape[1]) + self.alpha
 
