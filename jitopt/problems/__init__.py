@@ -24,6 +24,7 @@ _NAMES = {
     "NormalFormOperator": "._vi", "BarycenterProblem": "._barycenter",
     "ConstrainedProblem": ".._core.constrained",
     "poisson": "._poisson", "Poisson": "._poisson",
+    "cox": "._cox", "Cox": "._cox",
 }
 
 #: what the other parts of jitopt use that is not public: compiled oracles (the DC losses by

@@ -4,7 +4,8 @@
 
 The estimators ``IHTRegressor``, ``IHTClassifier`` and ``IHTPoissonRegressor`` (fixed
 sparsity) and ``IHTRegressorCV``, ``IHTClassifierCV`` and ``IHTPoissonRegressorCV`` (sparsity
-chosen by cross-validation or an information criterion) need scikit-learn; they are imported on first access, so the rest of the module works without it.
+chosen by cross-validation or an information criterion) need scikit-learn, as do
+``IHTCoxRegressor``, ``IHTCoxRegressorCV`` and ``concordance_index``; they are imported on first access, so the rest of the module works without it.
 """
 
 from ._iht import iht, iht_path
@@ -17,10 +18,17 @@ from ._zeroth_order import zo_gradient
 __all__ = ["iht", "iht_path", "two_step_projection", "hard_threshold", "zo_gradient",
            "exchange_search", "box_qp", "IHTRegressor", "IHTClassifier", "information_criterion",
            "search_candidates", "IHTRegressorCV", "IHTClassifierCV", "IHTPoissonRegressor",
-           "IHTPoissonRegressorCV"]
+           "IHTPoissonRegressorCV", "IHTCoxRegressor", "IHTCoxRegressorCV", "concordance_index"]
 
 
 def __getattr__(name):
+    if name in ("IHTCoxRegressor", "IHTCoxRegressorCV", "concordance_index"):
+        try:
+            from . import _estimators_cox
+        except ImportError as exc:
+            raise ImportError(f"jitopt.sparse.{name} needs scikit-learn "
+                              f"(pip install scikit-learn)") from exc
+        return getattr(_estimators_cox, name)
     if name in ("IHTRegressor", "IHTClassifier", "IHTRegressorCV", "IHTClassifierCV",
                 "IHTPoissonRegressor", "IHTPoissonRegressorCV"):
         try:

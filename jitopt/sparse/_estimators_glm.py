@@ -45,7 +45,7 @@ def _start(problem, step, name):
     eigenvalue there (the first step is its inverse); ``step="lipschitz"`` refused."""
     if isinstance(step, str) and step == "lipschitz":
         raise ValueError(f"{name}: step='lipschitz' needs a global Lipschitz constant, which "
-                         f"the Poisson loss does not have; use step='auto' or a float")
+                         f"this loss does not have; use step='auto' or a float")
     x0 = problem.null_point()
     return x0, problem.local_lipschitz(x0) if isinstance(step, str) else None
 
