@@ -280,16 +280,20 @@ def test_swap_finds_best_subset_where_plain_iht_fails():
     assert rpr_hits >= 28  # relax -> prune -> exchange search (the default with relax=2)
 
 
-@pytest.mark.parametrize("scenario", ["nonneg", "box"])
+@pytest.mark.parametrize("scenario", ["nonneg", "box", "free"])
 def test_interpreted_exchange_search_and_refit_equal_compiled_bitwise(scenario, monkeypatch):
     # small problems run the kernels interpreted until they are compiled: the same
-    # operations, so the same points and values, bit for bit
+    # operations, so the same points and values, bit for bit (without bounds: the round's
+    # specialisation that refits without box_qp)
     from jitopt.sparse import _refit
     from jitopt.sparse._splice_kernels import INTERPRETED
 
     rng = np.random.default_rng(40)
     p, k = 30, 5
-    lo, hi, cset = scenario_box(rng, p, scenario)
+    if scenario == "free":
+        lo, hi, cset = np.full(p, -np.inf), np.full(p, np.inf), None
+    else:
+        lo, hi, cset = scenario_box(rng, p, scenario)
     for _ in range(8):
         X, y = correlated_instance(rng, n=40, p=p, k=k)
         x0 = feasible_start(rng, k - 1, lo, hi)
@@ -314,6 +318,18 @@ def test_one_specialisation_of_the_compiled_exchange_search():
         "[jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=5, constraint=c, "
         "relax=2.0) for c in (NonNegative(), Box(-1.5, 1.5))]",
         "jitopt.sparse._splice_kernels.splice_round")
+
+
+def test_one_specialisation_of_the_exchange_search_without_bounds_and_no_box_refit():
+    # without bounds the round refits by free_qp: box_qp is never compiled
+    from specialisations import specialisations
+
+    counts = specialisations(
+        "import jitopt; X, y, _ = jitopt.problems.sparse_regression_data(100, 200, 5, rng=0); "
+        "jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=5, relax=2.0)")
+    assert counts["jitopt.sparse._splice_kernels.splice_round"] == 1
+    assert counts["jitopt.sparse._kernels.free_qp"] == 1
+    assert not any(name.endswith("box_qp") for name in counts), counts
 
 
 # -- variants -----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..sets import project
 from ._glm import newton_refit
-from ._kernels import box_qp
+from ._kernels import box_qp, free_qp
 from ._splice_kernels import INTERPRETED, splice_round
 from ._projection import check_always_select
 
@@ -108,7 +108,12 @@ def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200, always
     G, rows = problem.gram_rows_in_place(S, prefetch=ahead)
     v = x[S].copy()
     work = k * (10 * p + k * n)
-    q = _kernel(box_qp, work)(_sym(G[np.ix_(rows, S)]), rhs[S], lo[S], hi[S], v, 10 * k + 10)
+    if np.all(lo == -np.inf) and np.all(hi == np.inf):
+        lo = hi = None  # (the kernels' specialisation without bounds)
+        q = _kernel(free_qp, work)(_sym(G[np.ix_(rows, S)]), rhs[S], v)
+    else:
+        q = _kernel(box_qp, work)(_sym(G[np.ix_(rows, S)]), rhs[S], lo[S], hi[S], v,
+                                  10 * k + 10)
     thresh = 1e-10 * max(1.0, abs(problem.cost(x)))  # relative to R, not to q
     n_swaps = 0
     s_max = min(max_swap, k, p - k)
