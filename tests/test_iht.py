@@ -310,12 +310,13 @@ def test_interpreted_exchange_search_and_refit_equal_compiled_bitwise(scenario, 
 
 
 def test_one_specialisation_of_the_compiled_exchange_search():
+    # (a search too large to run interpreted)
     from specialisations import assert_compiled_once
 
     assert_compiled_once(
         "import numpy as np, jitopt; from jitopt.sets import Box, NonNegative; "
-        "X, y, _ = jitopt.problems.sparse_regression_data(100, 200, 5, rng=0); "
-        "[jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=5, constraint=c, "
+        "X, y, _ = jitopt.problems.sparse_regression_data(100, 1000, 20, rng=0); "
+        "[jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=20, constraint=c, "
         "relax=2.0) for c in (NonNegative(), Box(-1.5, 1.5))]",
         "jitopt.sparse._splice_kernels.splice_round")
 
@@ -325,8 +326,8 @@ def test_one_specialisation_of_the_exchange_search_without_bounds_and_no_box_ref
     from specialisations import specialisations
 
     counts = specialisations(
-        "import jitopt; X, y, _ = jitopt.problems.sparse_regression_data(100, 200, 5, rng=0); "
-        "jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=5, relax=2.0)")
+        "import jitopt; X, y, _ = jitopt.problems.sparse_regression_data(100, 1000, 20, rng=0); "
+        "jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=20, relax=2.0)")
     assert counts["jitopt.sparse._splice_kernels.splice_round"] == 1
     assert counts["jitopt.sparse._kernels.free_qp"] == 1
     assert not any(name.endswith("box_qp") for name in counts), counts

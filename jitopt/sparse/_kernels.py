@@ -319,7 +319,7 @@ def free_qp(Q, c, v):
     return _quadratic(Q, c, v)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _quadratic(Q, c, v):
     """``v'Qv/2 - c'v``."""
     k = c.shape[0]

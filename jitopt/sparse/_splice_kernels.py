@@ -28,7 +28,7 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
     ``s`` cheapest coordinates of ``S`` for ``s = s_max, ..., 1``, then every single other
     one; each is replaced by the coordinates of largest gain outside ``S`` for the gradient
     without the dropped ones. The first candidate whose exact refit lowers ``q`` by more
-    than ``thresh`` is returned as ``(True, S2, v2, q2)`` (``S2`` sorted), else
+    than ``thresh`` is returned as ``(True, S2, v2, q2)`` (``S2`` not sorted), else
     ``(False, S, v, q)``. The coordinates ``i`` with ``kept[i] = 1`` (a 0/1 array of length
     ``p``, or empty for none) are never dropped.
     """
@@ -97,12 +97,6 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
         else:
             q2 = box_qp(Q2, c2, _take(lo, S2), _take(hi, S2), v2, 10 * k + 10)
         if q2 < q - thresh:
-            for a in range(1, k):  # sort (S2, v2) by index
-                b = a
-                while b > 0 and S2[b - 1] > S2[b]:
-                    S2[b - 1], S2[b] = S2[b], S2[b - 1]
-                    v2[b - 1], v2[b] = v2[b], v2[b - 1]
-                    b -= 1
             return True, S2, v2, q2
     return False, S, v, q
 
