@@ -105,8 +105,27 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
 def _additions(g, G, rows, v, drop, inS, diag, lo, hi, gd, gain):
     """The ``s = len(drop)`` coordinates outside ``S`` of largest gain for the gradient
     ``g`` without the positions ``drop`` of ``S`` (:func:`splice_round`; ties to the
-    smaller index), or none when one of them gains nothing."""
+    smaller index), or none when one of them gains nothing; one pass for ``s = 1``."""
     p = g.shape[0]
+    if drop.shape[0] == 1:
+        a = drop[0]
+        va = v[a]
+        Ga = G[rows[a]]
+        for i in range(p):  # (branch-free, so that it vectorises)
+            gdi = g[i] - va * Ga[i]
+            t = -gdi / max(diag[i], 1e-300)
+            if lo is not None:
+                t = min(max(t, lo[i]), hi[i])
+            gi = -(gdi * t + 0.5 * diag[i] * t * t)
+            gain[i] = -np.inf if inS[i] else gi
+        best, top = -1, -np.inf
+        for i in range(p):
+            if gain[i] > top:
+                best, top = i, gain[i]
+        out = np.empty(1 if top > 0.0 else 0, dtype=np.int64)
+        if top > 0.0:
+            out[0] = best
+        return out
     for i in range(p):
         gd[i] = g[i]
     for a in drop:
