@@ -169,7 +169,7 @@ def cholesky_solve(L, m, b):
         b[i] = s / L[i, i]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _solve_psd(A, b, m, L, x, r):
     """``x[:m] <-`` the solution of ``A x = b`` (the leading ``m x m`` block of ``A``,
     symmetric positive semidefinite) by Cholesky, with the workspaces ``L`` (m x m) and
@@ -261,7 +261,7 @@ def box_qp(Q, c, lo, hi, v, maxiter):
     sol = np.empty(k)
     work = np.empty(k)
     for _ in range(maxiter):
-        nf = 0
+        nf = np.int64(0)  # (an int64 from the start: the literal 0 would compile the solve twice)
         for i in range(k):
             if state[i] == 0:
                 free[nf] = i
