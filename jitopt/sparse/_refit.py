@@ -11,7 +11,7 @@ import numpy as np
 from ..sets import project
 from ._glm import newton_refit
 from ._kernels import box_qp, free_qp
-from ._splice_kernels import INTERPRETED, splice_round
+from ._splice_kernels import INTERPRETED, splice_round, splice_round_free
 from ._projection import check_always_select
 
 __all__ = ["exchange_search", "refit_on_support"]
@@ -35,8 +35,8 @@ def _kernel(kernel, work):
     an exchange search, ``k^3`` for a box refit) while the budget lasts, when the kernel is
     neither compiled or loaded in this process nor in Numba's cache (a plain function when
     the JIT is disabled)."""
-    if (work > _INTERPRET or _interpreted_seconds >= _BUDGET
-            or not hasattr(kernel, "py_func") or kernel.signatures or _in_cache(kernel)):
+    if (work > _INTERPRET or not hasattr(kernel, "py_func") or kernel.overloads
+            or _interpreted_seconds >= _BUDGET or _in_cache(kernel)):
         return kernel
     return functools.partial(_timed, INTERPRETED[kernel.__name__])
 
@@ -135,23 +135,21 @@ def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200, always
     G, rows = problem.gram_rows_in_place(S, prefetch=ahead)
     v = x[S].copy()
     work = k * (10 * p + k * n)
-    if np.all(lo == -np.inf) and np.all(hi == np.inf):
-        lo = hi = None  # (the kernels' specialisation without bounds)
+    if lo.max() == -np.inf and hi.min() == np.inf:  # the kernels without bounds
         q = _kernel(free_qp, work)(_sym(G[np.ix_(rows, S)]), rhs[S], v)
+        exchange_round, bounds = _kernel(splice_round_free, work), ()
     else:
         q = _kernel(box_qp, work)(_sym(G[np.ix_(rows, S)]), rhs[S], lo[S], hi[S], v,
                                   10 * k + 10)
+        exchange_round, bounds = _kernel(splice_round, work), (lo, hi)
     thresh = 1e-10 * max(1.0, abs(problem.cost(x)))  # relative to R, not to q
     n_swaps = 0
     s_max = min(max_swap, k, p - k)
-    exchange_round = _kernel(splice_round, work)
     for _ in range(maxiter):
-        accepted, S, v, q = exchange_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept,
+        accepted, S, v, q = exchange_round(G, rows, S, v, q, X, rhs, diag, *bounds, kept,
                                            s_max, thresh)
         if not accepted:
             break
-        order = np.argsort(S)
-        S, v = S[order], v[order]
         G, rows = problem.gram_rows_in_place(S)
         n_swaps += 1
     w = np.zeros(p)

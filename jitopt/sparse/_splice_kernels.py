@@ -28,7 +28,7 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
     ``s`` cheapest coordinates of ``S`` for ``s = s_max, ..., 1``, then every single other
     one; each is replaced by the coordinates of largest gain outside ``S`` for the gradient
     without the dropped ones. The first candidate whose exact refit lowers ``q`` by more
-    than ``thresh`` is returned as ``(True, S2, v2, q2)`` (``S2`` not sorted), else
+    than ``thresh`` is returned as ``(True, S2, v2, q2)`` (``S2`` sorted), else
     ``(False, S, v, q)``. The coordinates ``i`` with ``kept[i] = 1`` (a 0/1 array of length
     ``p``, or empty for none) are never dropped.
     """
@@ -97,8 +97,21 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
         else:
             q2 = box_qp(Q2, c2, _take(lo, S2), _take(hi, S2), v2, 10 * k + 10)
         if q2 < q - thresh:
+            for a in range(1, k):  # sort (S2, v2) by index
+                b = a
+                while b > 0 and S2[b - 1] > S2[b]:
+                    S2[b - 1], S2[b] = S2[b], S2[b - 1]
+                    v2[b - 1], v2[b] = v2[b], v2[b - 1]
+                    b -= 1
             return True, S2, v2, q2
     return False, S, v, q
+
+
+@njit(cache=True)
+def splice_round_free(G, rows, S, v, q, X, rhs, diag, kept, s_max, thresh):
+    """:func:`splice_round` without bounds (its specialisation for ``lo = hi = None``,
+    called with arrays only, which Numba dispatches faster)."""
+    return splice_round(G, rows, S, v, q, X, rhs, diag, None, None, kept, s_max, thresh)
 
 
 @njit(cache=True)
@@ -220,11 +233,20 @@ def _gram_inverse(G, rows, S, H):
     L = np.empty((k, k))
     if not cholesky(Q, k, L, 0.0, 1e-6 * big):
         return False
-    for a in range(k):  # the rows of H (symmetric up to rounding): Q H[a] = e_a
-        for b in range(k):
-            H[a, b] = 0.0
-        H[a, a] = 1.0
-        cholesky_solve(L, k, H[a])
+    for j in range(k):  # Q <- L^{-1} (its lower triangle)
+        Q[j, j] = 1.0 / L[j, j]
+        for i in range(j + 1, k):
+            s = 0.0
+            for t in range(j, i):
+                s -= L[i, t] * Q[t, j]
+            Q[i, j] = s / L[i, i]
+    for a in range(k):  # H = L^{-T} L^{-1}
+        for b in range(a + 1):
+            s = 0.0
+            for t in range(a, k):
+                s += Q[t, a] * Q[t, b]
+            H[a, b] = s
+            H[b, a] = s
     return True
 
 
