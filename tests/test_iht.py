@@ -322,14 +322,13 @@ def test_one_specialisation_of_the_compiled_exchange_search():
 
 
 def test_one_specialisation_of_the_exchange_search_without_bounds_and_no_box_refit():
-    # without bounds the round (its entry without bounds) refits by free_qp: box_qp is
-    # never compiled
+    # without bounds the round refits by free_qp: box_qp is never compiled
     from specialisations import specialisations
 
     counts = specialisations(
         "import jitopt; X, y, _ = jitopt.problems.sparse_regression_data(100, 1000, 20, rng=0); "
         "jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=20, relax=2.0)")
-    assert counts["jitopt.sparse._splice_kernels.splice_round_free"] == 1
+    assert counts["jitopt.sparse._splice_kernels.splice_round"] == 1
     assert counts["jitopt.sparse._kernels.free_qp"] == 1
     assert all(n == 1 for n in counts.values()), counts
     assert not any(name.endswith("box_qp") for name in counts), counts

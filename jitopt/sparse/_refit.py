@@ -11,7 +11,7 @@ import numpy as np
 from ..sets import project
 from ._glm import newton_refit
 from ._kernels import box_qp, free_qp
-from ._splice_kernels import INTERPRETED, splice_round, splice_round_free
+from ._splice_kernels import INTERPRETED, splice_round
 from ._projection import check_always_select
 
 __all__ = ["exchange_search", "refit_on_support"]
@@ -135,13 +135,14 @@ def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200, always
     G, rows = problem.gram_rows_in_place(S, prefetch=ahead)
     v = x[S].copy()
     work = k * (10 * p + k * n)
-    if lo.max() == -np.inf and hi.min() == np.inf:  # the kernels without bounds
+    if lo.max() == -np.inf and hi.min() == np.inf:  # (the round's specialisation for None)
         q = _kernel(free_qp, work)(_sym(G[np.ix_(rows, S)]), rhs[S], v)
-        exchange_round, bounds = _kernel(splice_round_free, work), ()
+        bounds = (None, None)
     else:
         q = _kernel(box_qp, work)(_sym(G[np.ix_(rows, S)]), rhs[S], lo[S], hi[S], v,
                                   10 * k + 10)
-        exchange_round, bounds = _kernel(splice_round, work), (lo, hi)
+        bounds = (lo, hi)
+    exchange_round = _kernel(splice_round, work)
     thresh = 1e-10 * max(1.0, abs(problem.cost(x)))  # relative to R, not to q
     n_swaps = 0
     s_max = min(max_swap, k, p - k)

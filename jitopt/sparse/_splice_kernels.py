@@ -108,13 +108,6 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
 
 
 @njit(cache=True)
-def splice_round_free(G, rows, S, v, q, X, rhs, diag, kept, s_max, thresh):
-    """:func:`splice_round` without bounds (its specialisation for ``lo = hi = None``,
-    called with arrays only, which Numba dispatches faster)."""
-    return splice_round(G, rows, S, v, q, X, rhs, diag, None, None, kept, s_max, thresh)
-
-
-@njit(cache=True)
 def _additions(g, G, rows, v, drop, inS, diag, lo, hi, gd, gain):
     """The ``s = len(drop)`` coordinates outside ``S`` of largest gain for the gradient
     ``g`` without the positions ``drop`` of ``S`` (:func:`splice_round`; ties to the
