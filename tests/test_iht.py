@@ -309,6 +309,25 @@ def test_interpreted_exchange_search_and_refit_equal_compiled_bitwise(scenario, 
             np.testing.assert_array_equal(a, b)
 
 
+def test_small_searches_run_interpreted_while_the_budget_lasts(monkeypatch):
+    # a kernel neither compiled nor in Numba's cache runs interpreted for a small work
+    # until the interpreted calls have taken _BUDGET seconds; their time is counted
+    from types import SimpleNamespace
+
+    from jitopt.sparse import _refit
+
+    fresh = SimpleNamespace(__name__="free_qp", overloads={}, py_func=None)
+    monkeypatch.setattr(_refit, "_in_cache", lambda kernel: False)
+    monkeypatch.setattr(_refit, "_interpreted_seconds", 0.0)
+    assert _refit._kernel(fresh, _refit._INTERPRET + 1) is fresh
+    run = _refit._kernel(fresh, _refit._INTERPRET)
+    Q, v = np.array([[2.0, 0.0], [0.0, 4.0]]), np.zeros(2)
+    assert run(Q, np.array([2.0, 4.0]), v) == pytest.approx(-3.0) and np.allclose(v, 1.0)
+    assert _refit._interpreted_seconds > 0.0
+    monkeypatch.setattr(_refit, "_interpreted_seconds", _refit._BUDGET)
+    assert _refit._kernel(fresh, 1) is fresh
+
+
 def test_one_specialisation_of_the_compiled_exchange_search():
     # (a search too large to run interpreted)
     from specialisations import assert_compiled_once
