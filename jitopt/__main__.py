@@ -48,7 +48,23 @@ def compile_kernels(methods=()):
     start = time.perf_counter()
     for entry in entries:
         entry()
+    if "iht" in names:
+        _exchange_search()
     return time.perf_counter() - start
+
+
+def _exchange_search():
+    """Compile the kernels of iht's exchange search, with and without bounds (the tour's
+    problem is small enough to run them interpreted)."""
+    import numpy as np
+
+    from . import problems
+    from .sparse import exchange_search
+
+    X, y, _ = problems.sparse_regression_data(100, 1000, 20, rng=0)
+    inf = np.full(1000, np.inf)
+    for lower in (-inf, np.zeros(1000)):
+        exchange_search(problems.least_squares(X, y), np.zeros(1000), 20, lower, inf)
 
 
 def cache_location():

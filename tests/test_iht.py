@@ -280,16 +280,20 @@ def test_swap_finds_best_subset_where_plain_iht_fails():
     assert rpr_hits >= 28  # relax -> prune -> exchange search (the default with relax=2)
 
 
-@pytest.mark.parametrize("scenario", ["nonneg", "box"])
+@pytest.mark.parametrize("scenario", ["nonneg", "box", "free"])
 def test_interpreted_exchange_search_and_refit_equal_compiled_bitwise(scenario, monkeypatch):
     # small problems run the kernels interpreted until they are compiled: the same
-    # operations, so the same points and values, bit for bit
+    # operations, so the same points and values, bit for bit (without bounds: the round's
+    # specialisation that refits without box_qp)
     from jitopt.sparse import _refit
     from jitopt.sparse._splice_kernels import INTERPRETED
 
     rng = np.random.default_rng(40)
     p, k = 30, 5
-    lo, hi, cset = scenario_box(rng, p, scenario)
+    if scenario == "free":
+        lo, hi, cset = np.full(p, -np.inf), np.full(p, np.inf), None
+    else:
+        lo, hi, cset = scenario_box(rng, p, scenario)
     for _ in range(8):
         X, y = correlated_instance(rng, n=40, p=p, k=k)
         x0 = feasible_start(rng, k - 1, lo, hi)
@@ -305,15 +309,48 @@ def test_interpreted_exchange_search_and_refit_equal_compiled_bitwise(scenario, 
             np.testing.assert_array_equal(a, b)
 
 
+def test_small_searches_run_interpreted_while_the_budget_lasts(monkeypatch):
+    # a kernel neither compiled nor in Numba's cache runs interpreted for a small work
+    # until the interpreted calls have taken _BUDGET seconds; their time is counted
+    from types import SimpleNamespace
+
+    from jitopt.sparse import _refit
+
+    fresh = SimpleNamespace(__name__="free_qp", overloads={}, py_func=None)
+    monkeypatch.setattr(_refit, "_in_cache", lambda kernel: False)
+    monkeypatch.setattr(_refit, "_interpreted_seconds", 0.0)
+    assert _refit._kernel(fresh, _refit._INTERPRET + 1) is fresh
+    run = _refit._kernel(fresh, _refit._INTERPRET)
+    Q, v = np.array([[2.0, 0.0], [0.0, 4.0]]), np.zeros(2)
+    assert run(Q, np.array([2.0, 4.0]), v) == pytest.approx(-3.0) and np.allclose(v, 1.0)
+    assert _refit._interpreted_seconds > 0.0
+    monkeypatch.setattr(_refit, "_interpreted_seconds", _refit._BUDGET)
+    assert _refit._kernel(fresh, 1) is fresh
+
+
 def test_one_specialisation_of_the_compiled_exchange_search():
+    # (a search too large to run interpreted)
     from specialisations import assert_compiled_once
 
     assert_compiled_once(
         "import numpy as np, jitopt; from jitopt.sets import Box, NonNegative; "
-        "X, y, _ = jitopt.problems.sparse_regression_data(100, 200, 5, rng=0); "
-        "[jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=5, constraint=c, "
+        "X, y, _ = jitopt.problems.sparse_regression_data(100, 1000, 20, rng=0); "
+        "[jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=20, constraint=c, "
         "relax=2.0) for c in (NonNegative(), Box(-1.5, 1.5))]",
         "jitopt.sparse._splice_kernels.splice_round")
+
+
+def test_one_specialisation_of_the_exchange_search_without_bounds_and_no_box_refit():
+    # without bounds the round refits by free_qp: box_qp is never compiled
+    from specialisations import specialisations
+
+    counts = specialisations(
+        "import jitopt; X, y, _ = jitopt.problems.sparse_regression_data(100, 1000, 20, rng=0); "
+        "jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=20, relax=2.0)")
+    assert counts["jitopt.sparse._splice_kernels.splice_round"] == 1
+    assert counts["jitopt.sparse._kernels.free_qp"] == 1
+    assert all(n == 1 for n in counts.values()), counts
+    assert not any(name.endswith("box_qp") for name in counts), counts
 
 
 # -- variants -----------------------------------------------------------------------------

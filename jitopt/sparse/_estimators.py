@@ -78,7 +78,8 @@ def _least_squares_data(X, y, sample_weight, fit_intercept, cone):
     ex = ey = 0
     if cone:
         ex, ey = _exponent(X), _exponent(y)
-        X, y = np.ldexp(X, -ex), np.ldexp(y, -ey)
+        copied = fit_intercept or sw is not None  # (then X is not the caller's array)
+        X, y = np.ldexp(X, -ex, out=X if copied else None), np.ldexp(y, -ey)
     return np.ascontiguousarray(X), y, x_mean, y_mean, ey - ex
 
 

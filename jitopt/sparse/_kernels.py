@@ -134,7 +134,42 @@ def iht_step(lo, hi, fpar, ipar, groups, forced, w, g, eta, k, rule, p, out):
     return gdw, dw2, np.sqrt(w2), same
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
+def cholesky(A, m, L, shift, floor):
+    """``L`` <- the Cholesky factor of the leading ``m x m`` block of the symmetric
+    ``A + shift I``; False when a pivot is at most ``floor`` (too close to singular)."""
+    for j in range(m):
+        s = A[j, j] + shift
+        for t in range(j):
+            s -= L[j, t] * L[j, t]
+        if s <= floor:
+            return False
+        d = np.sqrt(s)
+        L[j, j] = d
+        for i in range(j + 1, m):
+            s = A[i, j]
+            for t in range(j):
+                s -= L[i, t] * L[j, t]
+            L[i, j] = s / d
+    return True
+
+
+@njit(cache=True)
+def cholesky_solve(L, m, b):
+    r"""``b[:m]`` <- :math:`(LL^\top)^{-1}` ``b[:m]``."""
+    for i in range(m):
+        s = b[i]
+        for t in range(i):
+            s -= L[i, t] * b[t]
+        b[i] = s / L[i, i]
+    for i in range(m - 1, -1, -1):
+        s = b[i]
+        for t in range(i + 1, m):
+            s -= L[t, i] * b[t]
+        b[i] = s / L[i, i]
+
+
+@njit(cache=True)
 def _solve_psd(A, b, m, L, x, r):
     """``x[:m] <-`` the solution of ``A x = b`` (the leading ``m x m`` block of ``A``,
     symmetric positive semidefinite) by Cholesky, with the workspaces ``L`` (m x m) and
@@ -147,24 +182,7 @@ def _solve_psd(A, b, m, L, x, r):
     for i in range(m):
         big = max(big, A[i, i])
     delta = 0.0
-    while True:  # the Cholesky factor of A + delta I
-        ok = True
-        for j in range(m):
-            s = A[j, j] + delta
-            for t in range(j):
-                s -= L[j, t] * L[j, t]
-            if s <= 1e-12 * big:
-                ok = False
-                break
-            dj = np.sqrt(s)
-            L[j, j] = dj
-            for i in range(j + 1, m):
-                s = A[i, j]
-                for t in range(j):
-                    s -= L[i, t] * L[j, t]
-                L[i, j] = s / dj
-        if ok:
-            break
+    while not cholesky(A, m, L, delta, 1e-12 * big):
         delta = 1e-10 * max(big, 1e-300) if delta == 0.0 else 100.0 * delta
     for i in range(m):
         x[i] = 0.0
@@ -175,16 +193,7 @@ def _solve_psd(A, b, m, L, x, r):
                 for j in range(m):
                     s -= A[i, j] * x[j]
             r[i] = s
-        for i in range(m):  # L z = r
-            s = r[i]
-            for t in range(i):
-                s -= L[i, t] * r[t]
-            r[i] = s / L[i, i]
-        for i in range(m - 1, -1, -1):  # L^T z = z
-            s = r[i]
-            for t in range(i + 1, m):
-                s -= L[t, i] * r[t]
-            r[i] = s / L[i, i]
+        cholesky_solve(L, m, r)
         for i in range(m):
             x[i] += r[i]
 
@@ -252,7 +261,7 @@ def box_qp(Q, c, lo, hi, v, maxiter):
     sol = np.empty(k)
     work = np.empty(k)
     for _ in range(maxiter):
-        nf = 0
+        nf = np.int64(0)  # (an int64 from the start: the literal 0 would compile the solve twice)
         for i in range(k):
             if state[i] == 0:
                 free[nf] = i
@@ -295,6 +304,25 @@ def box_qp(Q, c, lo, hi, v, maxiter):
         if release < 0:
             break
         state[release] = 0
+    return _quadratic(Q, c, v)
+
+
+@njit(cache=True)
+def free_qp(Q, c, v):
+    """:func:`box_qp` without bounds (and without compiling it): ``v`` <- the minimizer of
+    ``q(v) = v'Qv/2 - c'v``, the solution of ``Qv = c`` (for a singular ``Q``, of about
+    least norm: :func:`_solve_psd`); returns ``q(v)``. ``v`` is not read."""
+    k = c.shape[0]
+    L = np.empty((k, k))
+    r = np.empty(k)
+    _solve_psd(Q, c, k, L, v, r)
+    return _quadratic(Q, c, v)
+
+
+@njit(cache=True, inline="always")
+def _quadratic(Q, c, v):
+    """``v'Qv/2 - c'v``."""
+    k = c.shape[0]
     q = 0.0
     for i in range(k):
         s = -c[i]

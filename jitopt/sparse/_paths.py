@@ -45,9 +45,9 @@ class _Path:
 
     def _screen(self, est, stat):
         """The fitted columns (sorted): all, or with ``est._screen = m`` the forced ones and
-        the ``m - |F|`` others of largest marginal statistic ``stat``; and the options of
-        :func:`iht` with the forced features as positions among them."""
-        p = stat.shape[0]
+        the ``m - |F|`` others of largest marginal statistic ``stat`` (needed only then); and
+        the options of :func:`iht` with the forced features as positions among them."""
+        p = self.X.shape[1]
         forced = check_always_select(est.always_select, p)
         keep = np.arange(p)
         if est._screen is not None:
@@ -72,8 +72,11 @@ class LeastSquaresPath(_Path):
         c = check_constraint(est.constraint, X.shape[1])
         Xs, ys, self.x_mean, self.y_mean, self.shift = _least_squares_data(
             X, y, sw, est.fit_intercept, c.cone)
-        with np.errstate(invalid="ignore", divide="ignore"):  # the marginal correlations
-            forced = self._screen(est, np.abs(ys @ Xs) / np.sqrt(np.einsum("ij,ij->j", Xs, Xs)))
+        stat = None
+        if est._screen is not None:
+            with np.errstate(invalid="ignore", divide="ignore"):  # the marginal correlations
+                stat = np.abs(ys @ Xs) / np.sqrt(np.einsum("ij,ij->j", Xs, Xs))
+        forced = self._screen(est, stat)
         if self.keep.shape[0] < X.shape[1]:
             Xs = np.ascontiguousarray(Xs[:, self.keep])
         self.problem = LeastSquares(Xs, ys)
@@ -118,14 +121,16 @@ class LogisticPath(_Path):
         self.complete = np.unique(codes).shape[0] == n_classes
         self.labels = [np.where(codes == c, 1.0, -1.0)
                        for c in ([1] if n_classes == 2 else range(n_classes))]
-        # the score statistics at the null model, |x~' W (t - q)| / ||x~||_W, largest over
-        # the binary models
-        Xc = X - np.average(X, axis=0, weights=sw)
-        w = np.ones(X.shape[0]) if sw is None else sw
-        t01 = np.column_stack(self.labels) > 0
-        with np.errstate(invalid="ignore", divide="ignore"):
-            stat = np.abs(Xc.T @ (w[:, None] * (t01 - np.average(t01, axis=0, weights=sw))))
-            stat = (stat / np.sqrt(w @ (Xc * Xc))[:, None]).max(axis=1)
+        stat = None
+        if est._screen is not None:
+            # the score statistics at the null model, |x~' W (t - q)| / ||x~||_W, largest
+            # over the binary models
+            Xc = X - np.average(X, axis=0, weights=sw)
+            w = np.ones(X.shape[0]) if sw is None else sw
+            t01 = np.column_stack(self.labels) > 0
+            with np.errstate(invalid="ignore", divide="ignore"):
+                stat = np.abs(Xc.T @ (w[:, None] * (t01 - np.average(t01, axis=0, weights=sw))))
+                stat = (stat / np.sqrt(w @ (Xc * Xc))[:, None]).max(axis=1)
         forced = self._screen(est, stat)
         Xk = X if self.keep.shape[0] == X.shape[1] else np.ascontiguousarray(X[:, self.keep])
         self.problems = [Logistic(Xk, t, est.alpha, est.fit_intercept, sw) for t in self.labels]

@@ -1,35 +1,62 @@
 r"""Refits on a fixed support and the exchange search over supports (least squares in a
 box), the post-processing steps of :func:`jitopt.sparse.iht`."""
 
+import functools
 import math
+import os
+import time
 
 import numpy as np
 
 from ..sets import project
 from ._glm import newton_refit
-from ._kernels import box_qp
+from ._kernels import box_qp, free_qp
 from ._splice_kernels import INTERPRETED, splice_round
 from ._projection import check_always_select
 
 __all__ = ["exchange_search", "refit_on_support"]
 
-#: up to this work (interpreted, about 200 units a millisecond) the exchange search and the
-#: box refit run their kernels interpreted until these are compiled in this process: at
-#: most about 20 ms, against about 3 s of CPU to compile them on a first call
-_INTERPRET = 4000
+#: the exchange search and the box refit run their kernels interpreted (the same
+#: operations, so the same results) until these are compiled or found in Numba's cache: for
+#: calls of at most this work (about 12 ms a round of the search interpreted) while the
+#: interpreted calls of the process have taken less than ``_BUDGET`` seconds of CPU in all;
+#: compiling the kernels takes 3-5 s of CPU, more than a whole cross-validated fit on a
+#: small data set takes interpreted
+_INTERPRET = 200_000
+_BUDGET = 1.0
+_interpreted_seconds = 0.0
 #: the rows of X^T X/n for this many next-best additions are computed with those of a
 #: support filled up (in the same product: one pass over X instead of one per row)
 _AHEAD = 16
 
 
 def _kernel(kernel, work):
-    """``kernel``, or its interpreted version (the same operations, so the same result) for
-    a small ``work`` (``k (10 p + k n)`` for an exchange search, ``k^3`` for a box refit)
-    when the kernel is not yet compiled or loaded from the cache in this process (a plain
-    function when the JIT is disabled)."""
-    if work <= _INTERPRET and hasattr(kernel, "py_func") and not kernel.signatures:
-        return INTERPRETED[kernel.__name__]
-    return kernel
+    """``kernel``, or its interpreted version for a small ``work`` (``k (10 p + k n)`` for
+    an exchange search, ``k^3`` for a box refit) while the budget lasts, when the kernel is
+    neither compiled or loaded in this process nor in Numba's cache (a plain function when
+    the JIT is disabled)."""
+    if (work > _INTERPRET or not hasattr(kernel, "py_func") or kernel.overloads
+            or _interpreted_seconds >= _BUDGET or _in_cache(kernel)):
+        return kernel
+    return functools.partial(_timed, INTERPRETED[kernel.__name__])
+
+
+def _timed(function, *args):
+    """``function(*args)``, its CPU time added to ``_interpreted_seconds``."""
+    global _interpreted_seconds
+    start = time.process_time()
+    try:
+        return function(*args)
+    finally:
+        _interpreted_seconds += time.process_time() - start
+
+
+def _in_cache(kernel):
+    """Whether Numba's cache holds ``kernel`` from an earlier process (its index file): then
+    a call loads it rather than compiles it."""
+    index = getattr(getattr(getattr(kernel, "_cache", None), "_cache_file", None),
+                    "_index_path", None)
+    return index is not None and os.path.exists(index)
 
 
 def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200, always_select=None):
@@ -108,13 +135,19 @@ def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200, always
     G, rows = problem.gram_rows_in_place(S, prefetch=ahead)
     v = x[S].copy()
     work = k * (10 * p + k * n)
-    q = _kernel(box_qp, work)(_sym(G[np.ix_(rows, S)]), rhs[S], lo[S], hi[S], v, 10 * k + 10)
+    if lo.max() == -np.inf and hi.min() == np.inf:  # (the round's specialisation for None)
+        q = _kernel(free_qp, work)(_sym(G[np.ix_(rows, S)]), rhs[S], v)
+        bounds = (None, None)
+    else:
+        q = _kernel(box_qp, work)(_sym(G[np.ix_(rows, S)]), rhs[S], lo[S], hi[S], v,
+                                  10 * k + 10)
+        bounds = (lo, hi)
+    exchange_round = _kernel(splice_round, work)
     thresh = 1e-10 * max(1.0, abs(problem.cost(x)))  # relative to R, not to q
     n_swaps = 0
     s_max = min(max_swap, k, p - k)
-    exchange_round = _kernel(splice_round, work)
     for _ in range(maxiter):
-        accepted, S, v, q = exchange_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept,
+        accepted, S, v, q = exchange_round(G, rows, S, v, q, X, rhs, diag, *bounds, kept,
                                            s_max, thresh)
         if not accepted:
             break

@@ -13,13 +13,14 @@ import numpy as np
 from numba import njit
 
 from . import _kernels
-from ._kernels import box_qp, interpreted, top_k
+from ._kernels import box_qp, cholesky, cholesky_solve, free_qp, interpreted, top_k
 
 
 @njit(cache=True)
 def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
     """One round of the exchange search of ``jitopt.sparse.iht`` (``swap``) for least
-    squares in the box ``[lo, hi]``.
+    squares in the box ``[lo, hi]`` (``lo = hi = None`` without bounds: a specialisation
+    that refits by :func:`free_qp` and never compiles :func:`box_qp`).
 
     ``S`` (sorted) is the support, ``v`` the exact fit on it with value ``q`` of
     ``v'Q v/2 - c'v``, ``G[rows]`` the rows ``S`` of ``X^T X/n`` (``G`` the Gram-row cache of
@@ -36,7 +37,7 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
     # without bounds, a trial is first valued by rank-s updates of H = Q_S^{-1} (O(k^2 s)
     # rather than the O(k^3) refit) and skipped when it is clearly no better than q
     H = np.empty((k, k))
-    fast = _unbounded(lo, hi) and _gram_inverse(G, rows, S, H)
+    fast = lo is None and _gram_inverse(G, rows, S, H)
     margin = thresh + 1e-9 * abs(q)
     wk = np.empty(k)
     T = np.empty((k, s_max))
@@ -57,8 +58,6 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
     v2 = np.empty(k)
     Q2 = np.empty((k, k))
     c2 = np.empty(k)
-    lo2 = np.empty(k)
-    hi2 = np.empty(k)
     for trial in range(s_max + k - 1):
         # the dropped positions order[first:last] of S
         if trial < s_max:
@@ -93,9 +92,10 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
         _trial_gram(G, rows, X, pos, S2, Q2)
         for a in range(k):
             c2[a] = rhs[S2[a]]
-            lo2[a] = lo[S2[a]]
-            hi2[a] = hi[S2[a]]
-        q2 = box_qp(Q2, c2, lo2, hi2, v2, 10 * k + 10)
+        if lo is None:  # (decided at compile time: without bounds box_qp is not compiled)
+            q2 = free_qp(Q2, c2, v2)
+        else:
+            q2 = box_qp(Q2, c2, _take(lo, S2), _take(hi, S2), v2, 10 * k + 10)
         if q2 < q - thresh:
             for a in range(1, k):  # sort (S2, v2) by index
                 b = a
@@ -113,14 +113,15 @@ def _additions(g, G, rows, v, drop, inS, diag, lo, hi, gd, gain):
     ``g`` without the positions ``drop`` of ``S`` (:func:`splice_round`; ties to the
     smaller index), or none when one of them gains nothing; one pass for ``s = 1``."""
     p = g.shape[0]
-    s = drop.shape[0]
-    if s == 1:
+    if drop.shape[0] == 1:
         a = drop[0]
         va = v[a]
         Ga = G[rows[a]]
         for i in range(p):  # (branch-free, so that it vectorises)
             gdi = g[i] - va * Ga[i]
-            t = min(max(-gdi / max(diag[i], 1e-300), lo[i]), hi[i])
+            t = -gdi / max(diag[i], 1e-300)
+            if lo is not None:
+                t = min(max(t, lo[i]), hi[i])
             gi = -(gdi * t + 0.5 * diag[i] * t * t)
             gain[i] = -np.inf if inS[i] else gi
         best, top = -1, -np.inf
@@ -133,17 +134,18 @@ def _additions(g, G, rows, v, drop, inS, diag, lo, hi, gd, gain):
         return out
     for i in range(p):
         gd[i] = g[i]
-    for t in range(s):
-        a = drop[t]
+    for a in drop:
+        va = v[a]
+        Ga = G[rows[a]]
         for i in range(p):
-            gd[i] -= v[a] * G[rows[a], i]
-    for i in range(p):
-        if inS[i]:
-            gain[i] = -np.inf
-        else:
-            t = min(max(-gd[i] / max(diag[i], 1e-300), lo[i]), hi[i])
-            gain[i] = -(gd[i] * t + 0.5 * diag[i] * t * t)
-    add = top_k(gain, s)
+            gd[i] -= va * Ga[i]
+    for i in range(p):  # (branch-free, so that it vectorises)
+        t = -gd[i] / max(diag[i], 1e-300)
+        if lo is not None:
+            t = min(max(t, lo[i]), hi[i])
+        gi = -(gd[i] * t + 0.5 * diag[i] * t * t)
+        gain[i] = -np.inf if inS[i] else gi
+    add = top_k(gain, drop.shape[0])
     for i in add:
         if not gain[i] > 0.0:
             return add[:0]
@@ -201,46 +203,12 @@ def _trial_gram(G, rows, X, pos, S2, Q2):
 
 
 @njit(cache=True)
-def _unbounded(lo, hi):
-    for i in range(lo.shape[0]):
-        if lo[i] > -np.inf or hi[i] < np.inf:
-            return False
-    return True
-
-
-@njit(cache=True)
-def _cholesky(A, m, L, floor):
-    """``L`` <- the Cholesky factor of the leading ``m x m`` block of the symmetric ``A``;
-    False when a pivot is at most ``floor`` (too close to singular)."""
-    for j in range(m):
-        s = A[j, j]
-        for t in range(j):
-            s -= L[j, t] * L[j, t]
-        if not s > floor:
-            return False
-        d = np.sqrt(s)
-        L[j, j] = d
-        for i in range(j + 1, m):
-            s = A[i, j]
-            for t in range(j):
-                s -= L[i, t] * L[j, t]
-            L[i, j] = s / d
-    return True
-
-
-@njit(cache=True)
-def _cholesky_solve(L, m, b):
-    r"""``b[:m]`` <- :math:`(LL^\top)^{-1}` ``b[:m]``."""
-    for i in range(m):
-        s = b[i]
-        for t in range(i):
-            s -= L[i, t] * b[t]
-        b[i] = s / L[i, i]
-    for i in range(m - 1, -1, -1):
-        s = b[i]
-        for t in range(i + 1, m):
-            s -= L[t, i] * b[t]
-        b[i] = s / L[i, i]
+def _take(a, idx):
+    """``a[idx]``."""
+    out = np.empty(idx.shape[0])
+    for t in range(idx.shape[0]):
+        out[t] = a[idx[t]]
+    return out
 
 
 @njit(cache=True)
@@ -256,7 +224,7 @@ def _gram_inverse(G, rows, S, H):
             Q[a, b] = 0.5 * (G[rows[a], S[b]] + G[rows[b], S[a]])
         big = max(big, Q[a, a])
     L = np.empty((k, k))
-    if not _cholesky(Q, k, L, 1e-6 * big):
+    if not cholesky(Q, k, L, 0.0, 1e-6 * big):
         return False
     for j in range(k):  # Q <- L^{-1} (its lower triangle)
         Q[j, j] = 1.0 / L[j, j]
@@ -291,9 +259,9 @@ def _trial_value(H, G, rows, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls,
         for u in range(s):
             small[t, u] = H[drop[t], drop[u]]
         r[t] = v[drop[t]]
-    if not _cholesky(small, s, Ls, 0.0):
+    if not cholesky(small, s, Ls, 0.0, 0.0):
         return np.nan
-    _cholesky_solve(Ls, s, r)
+    cholesky_solve(Ls, s, r)
     value = q
     for t in range(s):
         value += 0.5 * v[drop[t]] * r[t]
@@ -315,7 +283,7 @@ def _trial_value(H, G, rows, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls,
     for b in range(s):  # T_K <- Q_KK^{-1} Q_KA = T_K - H_KD H_DD^{-1} T_D
         for t in range(s):
             r[t] = T[drop[t], b]
-        _cholesky_solve(Ls, s, r)
+        cholesky_solve(Ls, s, r)
         for a in range(k):
             for t in range(s):
                 T[a, b] -= H[a, drop[t]] * r[t]
@@ -333,7 +301,7 @@ def _trial_value(H, G, rows, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls,
                     val -= G[rows[c], add[b]] * T[c, e]
             small[b, e] = val
             small[e, b] = val
-    if not _cholesky(small, s, Ls, 1e-9 * big):
+    if not cholesky(small, s, Ls, 0.0, 1e-9 * big):
         return np.nan
     for b in range(s):  # r <- g_A
         val = -rhs[add[b]]
@@ -342,7 +310,7 @@ def _trial_value(H, G, rows, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls,
                 val += G[rows[c], add[b]] * wk[c]
         r[b] = val
         gA[b] = val
-    _cholesky_solve(Ls, s, r)
+    cholesky_solve(Ls, s, r)
     for b in range(s):
         value -= 0.5 * gA[b] * r[b]
     return value
