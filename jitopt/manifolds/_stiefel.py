@@ -124,6 +124,11 @@ class _Copies(Manifold):
             return c.reshape(w.shape[0], -1)
         return normal, self.p ** 2
 
+    def copies(self, k):
+        if self.k != 1:
+            return None
+        return self._copied(k)
+
     def _setup(self, cls, n, p, k, dim, retraction, name=None):
         self.k = _check_k(cls, k)
         self.n, self.p = n, p
@@ -224,6 +229,9 @@ class Stiefel(_Copies):
         n, p = _check_sizes("Stiefel", n, p)
         self._setup("Stiefel", n, p, k, n * p - p * (p + 1) // 2, retraction)
 
+    def _copied(self, k):
+        return Stiefel(self.n, self.p, self.retraction_name, k=k)
+
     def projection(self, x, u):
         x, u = self._pair(x, u)
         if self.k > 1:
@@ -283,6 +291,9 @@ class Grassmann(_Copies):
     def __init__(self, n, p, retraction=None, *, k=1):
         n, p = _check_sizes("Grassmann", n, p)
         self._setup("Grassmann", n, p, k, p * (n - p), retraction)
+
+    def _copied(self, k):
+        return Grassmann(self.n, self.p, self.retraction_name, k=k)
 
     def projection(self, x, u):
         x, u = self._pair(x, u)
@@ -377,6 +388,9 @@ class Orthogonal(Stiefel):
             self._retract = self.exp
         elif self.retraction_name == "cayley" and self.k == 1:
             self._retract = K.orthogonal_cayley
+
+    def copies(self, k):
+        return None  # its batched exponential is a loop: nothing to gain
 
     def exp(self, x, u):
         if self.k > 1:
