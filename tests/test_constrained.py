@@ -187,18 +187,22 @@ def test_same_seed_same_result_and_default_method():
     np.testing.assert_array_equal(direct.x, a.x)
 
 
-def test_the_first_penalty_balances_the_cost_and_the_violation():
-    # ALGENCAN's rho_0 = 10 max(1, |f(x0)|) / max(1, |g(x0)+|^2/2 + |h(x0)|^2/2), capped
+def test_the_first_penalty_pulls_three_times_as_hard_as_the_cost():
+    # rho_0 = 3 |grad f(x0)| / |grad P(x0)|, P = (|g+|^2 + |h|^2) / 2, Riemannian gradients
+    # (on the sphere the projections of the Euclidean ones); 1 from a feasible start
     A = 3.0 * positive_matrix(4, 4)
     x0 = np.array([0.8, -0.6, 0.0, 0.0])
-    g0 = -x0 - 0.1
-    rule = 10 * abs(x0 @ A @ x0) / max(1.0, 0.5 * np.sum(np.maximum(g0, 0.0) ** 2) + 0.5)
-    assert rule > 1.0
-    for options, rho0 in [({}, rule), ({"rho": 2.5}, 2.5), ({"rho_max": 3.0}, 3.0)]:
+    proj = np.eye(4) - np.outer(x0, x0)
+    gplus = np.maximum(-0.1 - x0, 0.0)  # lower = -0.1: g = -0.1 - x, gradient -e_i
+    h = x0[2] + x0[3] - 1.0
+    pull = np.linalg.norm(proj @ (-gplus + h * np.array([0.0, 0.0, 1.0, 1.0])))
+    rule = 3 * np.linalg.norm(proj @ (-2 * A @ x0)) / pull
+    for start, options, rho0 in [(x0, {}, rule), (x0, {"rho": 2.5}, 2.5),
+                                 (x0, {"rho_max": 1.5}, 1.5), (np.eye(4)[2], {}, 1.0)]:
         problem = ConstrainedProblem(Sphere(4), lambda x: -x @ A @ x, lambda x: -2 * A @ x,
                                      lower=-0.1, eq=lambda x: np.array([x[2] + x[3] - 1.0]),
                                      eq_egrad=lambda x: np.array([[0.0, 0.0, 1.0, 1.0]]))
-        res = jitopt.solvers.ralm(problem, x0, history=True, maxiter=1, **options)
+        res = jitopt.solvers.ralm(problem, start, history=True, maxiter=1, **options)
         assert res.history["rho"][0] == pytest.approx(rho0, rel=1e-12)
 
 

@@ -3,8 +3,8 @@ penalized problems, each solved by an unconstrained Riemannian method warm-start
 last point, with the KKT residual and the constraint violation tested after each.
 
 A *penalty* strategy (the augmented Lagrangian of ``ralm``, the smoothed exact penalty of
-``repm``) sets its parameters at the start (``start(f, g, h)``, the values at the starting
-point), gives the penalized cost through ``value(g, h)`` and ``weights(g, h)`` (the
+``repm``) sets its parameters at the start (``start(problem, x, egrad, g, h)``, with the
+cost's gradient and the constraints at the starting point), gives the penalized cost through ``value(g, h)`` and ``weights(g, h)`` (the
 multiplier estimates whose Lagrangian gradient is the penalized gradient), updates its
 parameters after each solve (``update``, told whether the KKT test is unmet; it returns
 whether the curvature of the penalized cost changed, else the next solve keeps the inner
@@ -99,8 +99,9 @@ class Outer(Algorithm):
     """Outer iterations: solve the penalized problem from the last point to the gradient
     tolerance ``eps`` (lowered geometrically from ``eps`` to ``eps_min`` in ``eps_steps``
     iterations, and at once to the penalty's ``eps_cap()`` when that is lower), measure the KKT residual with the penalty's multiplier estimates, update
-    the penalty; a stall (a step below ``min_step`` with ``eps`` at ``eps_min``) or a
-    penalty at its cap ends the run, ``INFEASIBLE`` when the constraints are still
+    the penalty; a stall (a step below ``min_step`` with ``eps`` at ``eps_min``, and the
+    penalty unchanged when the violation exceeds ``ctol``) or a penalty at its cap ends the
+    run, ``INFEASIBLE`` when the constraints are still
     violated beyond ``ctol``."""
 
     measure = "KKT residual"
@@ -146,7 +147,7 @@ class Outer(Algorithm):
     def start(self, problem, x):
         g, h = problem.constraints(x)
         values = problem.objective.cost_and_egrad(x)
-        self.penalty.start(values[0], g, h)
+        self.penalty.start(problem, x, values[1], g, h)
         self.inner_problem = penalized(problem, self.penalty)
         f, r, extra = self.measure_at(x, g, h, values)
         return State(x, f, r, self.measure, extra=extra)
@@ -169,7 +170,9 @@ class Outer(Algorithm):
             g, h, violation, unmet=s.stationarity > self.gtol or violation > self.ctol)
         self.eps = max(self.eps_min, min(self.theta_eps * self.eps, self.penalty.eps_cap()))
         s.nit += 1
-        stalled = at_floor and moved < self.min_step
+        # no move with eps at its floor; not while the violation is above ctol and the
+        # penalty just grew (the next solve differs: the violation was out of its reach)
+        stalled = at_floor and moved < self.min_step and (violation <= self.ctol or self.keep)
         if violation > self.ctol and (stalled or self.penalty.capped()):
             s.verdict = verdict(Status.INFEASIBLE, s, violation=violation, ctol=self.ctol)
         elif stalled:

@@ -66,9 +66,10 @@ def ralm(problem, x0=None, *, inner="rlbfgs", inner_maxiter=200, inner_options=N
         Further options of the inner method (not ``gtol``, ``maxiter``, ``max_time`` nor
         the observers, which the outer loop sets).
     rho : float, optional
-        Initial penalty :math:`\rho_0`; by default ALGENCAN's scaling at the start
-        :math:`x_0`, :math:`10\max(1, |f(x_0)|)/\max(1, \tfrac12\|g(x_0)^+\|^2 +
-        \tfrac12\|h(x_0)\|^2)` clipped to :math:`[10^{-8}, 10^8]`.
+        Initial penalty :math:`\rho_0`; by default the one whose penalty gradient at the
+        start is three times the cost's, :math:`\rho_0 = 3\|\operatorname{grad}
+        f(x_0)\|/\|\operatorname{grad} P(x_0)\|` with :math:`P = \tfrac12(\|g^+\|^2 +
+        \|h\|^2)`, clipped to :math:`[10^{-8}, 10^8]` (1 when :math:`x_0` is feasible).
     theta_rho, tau : float
         The penalty grows to :math:`\rho/\theta_\rho` when the violation measure
         :math:`\sigma` fell by less than the factor :math:`\tau`.
@@ -157,14 +158,17 @@ class AugmentedLagrangian:
         self.rho_max = rho_max
         self.rho = np.nan if rho is None else rho  # set at the start (a fault may come first)
 
-    def start(self, f, g, h):
+    def start(self, problem, x, egrad, g, h):
         self.mu, self.lam = np.zeros(g.size), np.zeros(h.size)
         self.old, self.k = np.inf, 0
         self.rho = self.rho0
-        if self.rho is None:  # ALGENCAN's first penalty: the violation's square against |f|
-            gp = np.maximum(g, 0.0)
-            self.rho = min(max(1e-8, 10.0 * max(1.0, abs(f)) / max(1.0, 0.5 * float(
-                gp @ gp + h @ h))), 1e8, self.rho_max)
+        if self.rho is None:  # the penalty's pull three times the cost's at x0
+            M = problem.manifold
+            pull = M.norm(x, M.euclidean_to_riemannian_gradient(
+                x, problem.constraint_vjp(x, np.maximum(g, 0.0), h)))
+            cost = M.norm(x, M.euclidean_to_riemannian_gradient(x, egrad))
+            self.rho = min(max(3.0 * cost / pull, 1e-8), 1e8, self.rho_max) if pull > 0 \
+                else min(1.0, self.rho_max)
 
     def value(self, g, h):
         rho = self.rho

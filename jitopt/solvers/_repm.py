@@ -123,7 +123,7 @@ class SmoothedPenalty:
             rho, theta_rho, u, u_min, rho_max
         self.theta_u = (u_min / u) ** (1.0 / u_steps)
 
-    def start(self, f, g, h):
+    def start(self, problem, x, egrad, g, h):
         pass
 
     def value(self, g, h):
