@@ -11,6 +11,7 @@ from ..validation import as_c_float as _c, check_rng
 from . import _kernels as K
 
 from ._base import AmbientFrame, Manifold
+from ._rotation_log import cut_locus, rotation_log
 
 __all__ = ["Stiefel", "Grassmann", "Orthogonal"]
 
@@ -413,11 +414,14 @@ class Orthogonal(Stiefel):
         if np.linalg.det(x) * np.linalg.det(y) < 0:
             raise ValueError("x and y lie in different components of O(n): no geodesic joins them")
         _refuse_nonfinite(x=x, y=y)
-        omega = scipy.linalg.logm(x.T @ y)
-        if np.abs(np.imag(omega)).max() > 1e-6:  # an eigenvalue -1: no real principal log
-            raise ValueError("y is at the cut locus of x (x^T y has the eigenvalue -1, a "
-                             "rotation by pi): the logarithm is not unique")
-        omega = np.real(omega)
+        r = x.T @ y
+        if len(r) in (2, 3):
+            omega = rotation_log(r)
+        else:
+            omega = scipy.linalg.logm(r)
+            if np.abs(np.imag(omega)).max() > 1e-6:  # an eigenvalue -1: no real principal log
+                raise cut_locus()
+            omega = np.real(omega)
         return x @ (0.5 * (omega - omega.T))
 
     def dist(self, x, y):
