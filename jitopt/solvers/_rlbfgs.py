@@ -138,7 +138,7 @@ class Sequence:
     ``solve(problem, x, keep, gtol, maxiter, max_time)`` returns the result of rlbfgs on
     ``problem`` from ``x``; with ``keep`` it starts with the pairs and the scaling the last
     solve ended with (the costs differ little: their gradients, not their curvature, moved),
-    else with an empty memory.
+    else with an empty memory. (``rng`` is unused: every solve starts from a given point.)
     """
 
     def __init__(self, options):
@@ -146,11 +146,12 @@ class Sequence:
         bound.apply_defaults()
         self.algorithm = checked_lbfgs(*(bound.arguments[name] for name in (
             "memory", "cautious", "c1", "c2", "approximate", "transport")))
+        self.f_target = check_limits(0.0, bound.arguments["f_target"], 0, 0.0)[1]
 
     def solve(self, problem, x, keep, gtol, maxiter, max_time):
         self.algorithm.keep = keep
         return run(problem, self.algorithm, x,
-                   stop=CommonStop("gtol", gtol, None, maxiter, max_time))
+                   stop=CommonStop("gtol", gtol, self.f_target, maxiter, max_time))
 
 
 class LBFGS(Algorithm):
