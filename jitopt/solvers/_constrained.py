@@ -4,13 +4,14 @@ last point, with the KKT residual and the constraint violation tested after each
 
 A *penalty* strategy (the augmented Lagrangian of ``ralm``, the smoothed exact penalty of
 ``repm``) sets its parameters at the start (``start(problem, x, egrad, g, h)``, with the
-cost's gradient and the constraints at the starting point), gives the penalized cost through ``value(g, h)`` and ``weights(g, h)`` (the
-multiplier estimates whose Lagrangian gradient is the penalized gradient), updates its
-parameters after each solve (``update``, told whether the KKT test is unmet; it returns
-whether the curvature of the penalized cost changed, else the next solve keeps the inner
-memory), caps the next inner tolerance (``eps_cap()``), says whether its penalty reached its
-cap (``capped``), and names its history columns (``columns``, ``extra()``), its result fields
-(``fields()``) and what to change when the run stalls (``advice()``)."""
+cost's gradient and the constraints at the starting point), gives the penalized cost
+through ``value(g, h)`` and ``weights(g, h)`` (the multiplier estimates whose Lagrangian
+gradient is the penalized gradient), updates its parameters after each solve (``update``,
+told whether the KKT test is unmet; it returns whether the curvature of the penalized cost
+changed, else the next solve keeps the inner memory), caps the next inner tolerance
+(``eps_cap()``), says whether its penalty reached its cap (``capped``), and names its
+history columns (``columns``, ``extra()``), its result fields (``fields()``) and what to
+change when the run stalls (``advice()``)."""
 
 import math
 
@@ -98,11 +99,11 @@ def penalized(problem, penalty):
 class Outer(Algorithm):
     """Outer iterations: solve the penalized problem from the last point to the gradient
     tolerance ``eps`` (lowered geometrically from ``eps`` to ``eps_min`` in ``eps_steps``
-    iterations, and at once to the penalty's ``eps_cap()`` when that is lower), measure the KKT residual with the penalty's multiplier estimates, update
-    the penalty; a stall (a step below ``min_step`` with ``eps`` at ``eps_min``, and the
-    penalty unchanged when the violation exceeds ``ctol``) or a penalty at its cap ends the
-    run, ``INFEASIBLE`` when the constraints are still
-    violated beyond ``ctol``."""
+    iterations, and at once to the penalty's ``eps_cap()`` when that is lower), measure the
+    KKT residual with the penalty's multiplier estimates, update the penalty; a stall (a
+    step below ``min_step`` with ``eps`` at ``eps_min``, and the penalty unchanged when the
+    violation exceeds ``ctol``) or a penalty at its cap ends the run, ``INFEASIBLE`` when
+    the constraints are still violated beyond ``ctol``."""
 
     measure = "KKT residual"
     #: a fault returns the last iterate, the most feasible one, not the one of least cost

@@ -43,10 +43,10 @@ def ralm(problem, x0=None, *, inner="rlbfgs", inner_maxiter=200, inner_options=N
         \tau\sigma_{\text{old}},
 
     and :math:`\epsilon_{k+1} = \max(\epsilon_{\min}, \min(\theta_\epsilon \epsilon_k,
-    \sigma))`. The multipliers start at zero. The gradient of :math:`L_\rho` is that of the Lagrangian at the multipliers
-    :math:`\max(0, \mu + \rho g)` and :math:`\lambda + \rho h`: these are the reported
-    multipliers, and the inner gradient norm is the stationarity part of the KKT
-    residual (:doc:`/theory/constrained`).
+    \sigma))`. The multipliers start at zero. The gradient of :math:`L_\rho` is that of the
+    Lagrangian at the multipliers :math:`\max(0, \mu + \rho g)` and :math:`\lambda +
+    \rho h`: these are the reported multipliers, and the inner gradient norm is the
+    stationarity part of the KKT residual (:doc:`/theory/constrained`).
 
     Parameters
     ----------
