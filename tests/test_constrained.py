@@ -187,6 +187,45 @@ def test_same_seed_same_result_and_default_method():
     np.testing.assert_array_equal(direct.x, a.x)
 
 
+def test_the_first_penalty_pulls_three_times_as_hard_as_the_cost():
+    # rho_0 = 3 |grad f(x0)| / |grad P(x0)|, P = (|g+|^2 + |h|^2) / 2, Riemannian gradients
+    # (on the sphere the projections of the Euclidean ones); 1 from a feasible start
+    A = 3.0 * positive_matrix(4, 4)
+    x0 = np.array([0.8, -0.6, 0.0, 0.0])
+    proj = np.eye(4) - np.outer(x0, x0)
+    gplus = np.maximum(-0.1 - x0, 0.0)  # lower = -0.1: g = -0.1 - x, gradient -e_i
+    h = x0[2] + x0[3] - 1.0
+    pull = np.linalg.norm(proj @ (-gplus + h * np.array([0.0, 0.0, 1.0, 1.0])))
+    rule = 3 * np.linalg.norm(proj @ (-2 * A @ x0)) / pull
+    for start, options, rho0 in [(x0, {}, rule), (x0, {"rho": 2.5}, 2.5),
+                                 (x0, {"rho_max": 1.5}, 1.5), (np.eye(4)[2], {}, 1.0)]:
+        problem = ConstrainedProblem(Sphere(4), lambda x: -x @ A @ x, lambda x: -2 * A @ x,
+                                     lower=-0.1, eq=lambda x: np.array([x[2] + x[3] - 1.0]),
+                                     eq_egrad=lambda x: np.array([[0.0, 0.0, 1.0, 1.0]]))
+        res = jitopt.solvers.ralm(problem, start, history=True, maxiter=1, **options)
+        assert res.history["rho"][0] == pytest.approx(rho0, rel=1e-12)
+
+
+def test_rlbfgs_keeps_its_memory_from_one_solve_to_the_next():
+    # a sequence of quadratics 1/2 x^T A x - b_k^T x (one curvature, moving minimizers
+    # A^-1 b_k), each solved from where the last ended, with the memory kept or not
+    from jitopt.solvers._rlbfgs import Sequence
+
+    rng = np.random.default_rng(2)
+    B = rng.standard_normal((12, 12))
+    A = B @ B.T + np.eye(12)
+    M = jitopt.manifolds.Euclidean(12)
+    sequence, x = Sequence({"memory": 4}), np.zeros(12)
+    for k, keep in enumerate([False, True, True, False, True]):
+        b = rng.standard_normal(12)
+        problem = jitopt.Problem(M, lambda x, b=b: 0.5 * x @ A @ x - b @ x,
+                                 lambda x, b=b: A @ x - b)
+        res = sequence.solve(problem, x, keep and k > 0, 1e-10, 500, np.inf)
+        assert res.success, res.message
+        np.testing.assert_allclose(res.x, np.linalg.solve(A, b), atol=1e-9)
+        x = res.x
+
+
 @pytest.mark.parametrize("inner", ["rcg", "rtr", "rgd"])
 def test_every_smooth_inner_method(inner):
     A = positive_matrix(5, 5)
@@ -253,6 +292,9 @@ def test_bad_options_are_refused_before_the_start():
             ("ralm", {"bound": -1.0}, ValueError, "bound"),
             ("ralm", {"ctol": -1.0}, ValueError, "ctol"),
             ("ralm", {"inner_maxiter": 0}, ValueError, "inner_maxiter"),
+            ("ralm", {"inner_options": {"memory": 0}}, ValueError, "memory"),
+            ("ralm", {"rho": 0.0}, ValueError, "rho"),
+            ("ralm", {"rho": 2.0, "rho_max": 1.0}, ValueError, "rho_max"),
             ("repm", {"smoothing": "huber"}, ValueError, "smoothing"),
             ("repm", {"u_min": 1.0}, ValueError, "u_min"),
             ("repm", {"eps": 0.0}, ValueError, "eps")]:

@@ -118,6 +118,24 @@ def test_a_given_swarm_is_used_and_checked():
         particle_swarm(problem, swarm=swarm, swarm_size=6)
 
 
+@pytest.mark.parametrize("manifold", [Sphere(4), Stiefel(4, 2), jitopt.manifolds.Grassmann(4, 2)],
+                         ids=["sphere", "stiefel", "grassmann"])
+def test_the_swarm_moves_at_once_as_particle_by_particle(manifold):
+    # the swarm moved through the manifold of copies (batched kernels) against the same
+    # swarm moved one particle at a time, from the same seed: the same particles
+    cost = lambda X: float(np.sum(X * (A @ X))) if X.ndim == 2 else float(X @ A @ X)  # noqa
+    looped = type(manifold).__new__(type(manifold))
+    looped.__dict__.update(manifold.__dict__)
+    looped.copies = lambda k: None
+    assert manifold.copies(12) is not None
+    runs = [particle_swarm(jitopt.Problem(M, cost), rng=4, swarm_size=12, maxiter=6,
+                           history=True) for M in (manifold, looped)]
+    np.testing.assert_allclose(runs[0].x, runs[1].x, atol=1e-12)
+    np.testing.assert_allclose(runs[0].history["stationarity"],
+                               runs[1].history["stationarity"], rtol=1e-10)
+    assert runs[0].fun == pytest.approx(runs[1].fun, abs=1e-13)
+
+
 def test_the_evaluation_budget_stops_the_run():
     problem = jitopt.Problem(Sphere(4), lambda x: x @ A @ x)
     res = nelder_mead(problem, rng=0, max_fev=40)

@@ -259,6 +259,34 @@ def test_special_euclidean_frechet_mean_of_symmetric_motions():
     assert res.fun == pytest.approx(2 * 0.7 ** 2 + 5.0, rel=1e-10)  # |log R|_F^2 = 2 a^2
 
 
+@pytest.mark.parametrize("n", [2, 3])
+def test_rotation_logarithm_in_closed_form_matches_logm(n):
+    # the closed forms of O(2) and O(3) (Rodrigues) against scipy's logm, at small angles,
+    # generic ones and near pi (where the 3-D axis comes from the symmetric part), in both
+    # components of O(n); at a rotation by pi there is no principal logarithm
+    import scipy.linalg
+
+    M = jitopt.manifolds.Orthogonal(n)
+    rng = np.random.default_rng(n)
+    flip = np.diag([-1.0] + [1.0] * (n - 1))
+    for i, angle in enumerate([1e-9, 1e-4, 0.7, 1.9, 2.5, np.pi - 1e-3, np.pi - 1e-7]):
+        axis = rng.standard_normal(3)
+        w = angle * axis / np.linalg.norm(axis) if n == 3 else np.array([0, 0, angle])
+        omega = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+        omega = omega[:n, :n] if n == 3 else omega[:2, :2]
+        x = M.random_point(i)
+        if np.linalg.det(x) * (-1) ** i < 0:  # both components: det(x) = (-1)^i
+            x = x @ flip
+        y = x @ scipy.linalg.expm(omega)
+        u = M.log(x, y)
+        np.testing.assert_allclose(u, x @ np.real(scipy.linalg.logm(x.T @ y)), atol=1e-9)
+        np.testing.assert_allclose(u, x @ omega, atol=1e-9)
+        assert M.dist(x, y) == pytest.approx(angle * np.sqrt(2), rel=1e-9)
+    x = M.random_point(9)
+    with pytest.raises(ValueError, match="cut locus"):
+        M.log(x, x @ np.diag([-1.0, -1.0] + [1.0] * (n - 2)))
+
+
 def test_bad_sizes_and_points_are_refused():
     with pytest.raises(ValueError, match="n must be"):
         Multinomial(1)

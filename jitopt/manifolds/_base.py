@@ -178,6 +178,12 @@ class Manifold:
             return (lambda x, w: np.zeros((w.shape[0], 0))), 0
         return None
 
+    def copies(self, k):
+        """The manifold of ``k`` copies of this one (the product metric, points of shape
+        ``(k, *shape)``) where it has batched kernels, else None (here): the
+        derivative-free methods move a population through it at once."""
+        return None
+
     def pair_frame(self, isometric):
         """The coordinates of the tangent spaces that rlbfgs stores its pairs in (see
         ``AmbientFrame``): here the ambient vectors; with ``isometric``

@@ -136,6 +136,11 @@ class Sphere(Manifold):
         super().__init__(f"Sphere({dims}{copies})", lead + shape,
                          self.k * (int(np.prod(shape)) - 1), retraction)
 
+    def copies(self, k):
+        if self.k != 1:
+            return None
+        return Sphere(*self.shape, retraction=self.retraction_name, k=k)
+
     def normal_coordinates(self):
         """:meth:`Manifold.normal_coordinates`: the normal part of ``w`` is :math:`cx`, for
         the sphere of vectors."""
@@ -147,7 +152,7 @@ class Sphere(Manifold):
         """<a, b>, per copy (keeping the axes to broadcast) when k > 1."""
         if self.k == 1:
             return np.vdot(a, b)
-        return np.sum(a * b, axis=self._axes, keepdims=True)
+        return (a * b).sum(axis=self._axes, keepdims=True)
 
     def _norms(self, a):
         if self.k == 1:
@@ -191,13 +196,16 @@ class Sphere(Manifold):
         return y / self._norms(y)
 
     def log(self, x, y):
+        if self.k > 1:  # one product per copy: u = y - <x, y> x, its norm and the angle
+            c = self._dot(x, y)
+            u = y - c * x
+            nu = self._norms(u)
+            return np.arctan2(nu, c) / np.where(nu == 0.0, 1.0, nu) * u
         u = self.projection(x, y - x)
         nu = self._norms(u)
-        if self.k == 1:
-            if nu == 0.0:
-                return np.zeros(self.shape)
-            return self.dist(x, y) * u / nu
-        return self._angles(x, y) * u / np.where(nu == 0.0, 1.0, nu)
+        if nu == 0.0:
+            return np.zeros(self.shape)
+        return self.dist(x, y) * u / nu
 
     def _angles(self, x, y):
         # atan2 form: accurate for nearby and for nearly antipodal points

@@ -11,6 +11,7 @@ from ..validation import as_c_float as _c, check_rng
 from . import _kernels as K
 
 from ._base import AmbientFrame, Manifold
+from ._rotation_log import cut_locus, rotation_log
 
 __all__ = ["Stiefel", "Grassmann", "Orthogonal"]
 
@@ -124,6 +125,11 @@ class _Copies(Manifold):
             return c.reshape(w.shape[0], -1)
         return normal, self.p ** 2
 
+    def copies(self, k):
+        if self.k != 1:
+            return None
+        return self._copied(k)
+
     def _setup(self, cls, n, p, k, dim, retraction, name=None):
         self.k = _check_k(cls, k)
         self.n, self.p = n, p
@@ -224,6 +230,9 @@ class Stiefel(_Copies):
         n, p = _check_sizes("Stiefel", n, p)
         self._setup("Stiefel", n, p, k, n * p - p * (p + 1) // 2, retraction)
 
+    def _copied(self, k):
+        return Stiefel(self.n, self.p, self.retraction_name, k=k)
+
     def projection(self, x, u):
         x, u = self._pair(x, u)
         if self.k > 1:
@@ -283,6 +292,9 @@ class Grassmann(_Copies):
     def __init__(self, n, p, retraction=None, *, k=1):
         n, p = _check_sizes("Grassmann", n, p)
         self._setup("Grassmann", n, p, k, p * (n - p), retraction)
+
+    def _copied(self, k):
+        return Grassmann(self.n, self.p, self.retraction_name, k=k)
 
     def projection(self, x, u):
         x, u = self._pair(x, u)
@@ -378,6 +390,9 @@ class Orthogonal(Stiefel):
         elif self.retraction_name == "cayley" and self.k == 1:
             self._retract = K.orthogonal_cayley
 
+    def copies(self, k):
+        return None  # its batched exponential is a loop: nothing to gain
+
     def exp(self, x, u):
         if self.k > 1:
             return _each(self._exp1, x, u)
@@ -399,11 +414,14 @@ class Orthogonal(Stiefel):
         if np.linalg.det(x) * np.linalg.det(y) < 0:
             raise ValueError("x and y lie in different components of O(n): no geodesic joins them")
         _refuse_nonfinite(x=x, y=y)
-        omega = scipy.linalg.logm(x.T @ y)
-        if np.abs(np.imag(omega)).max() > 1e-6:  # an eigenvalue -1: no real principal log
-            raise ValueError("y is at the cut locus of x (x^T y has the eigenvalue -1, a "
-                             "rotation by pi): the logarithm is not unique")
-        omega = np.real(omega)
+        r = x.T @ y
+        if len(r) in (2, 3):
+            omega = rotation_log(r)
+        else:
+            omega = scipy.linalg.logm(r)
+            if np.abs(np.imag(omega)).max() > 1e-6:  # an eigenvalue -1: no real principal log
+                raise cut_locus()
+            omega = np.real(omega)
         return x @ (0.5 * (omega - omega.T))
 
     def dist(self, x, y):

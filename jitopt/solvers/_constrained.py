@@ -3,11 +3,15 @@ penalized problems, each solved by an unconstrained Riemannian method warm-start
 last point, with the KKT residual and the constraint violation tested after each.
 
 A *penalty* strategy (the augmented Lagrangian of ``ralm``, the smoothed exact penalty of
-``repm``) gives the penalized cost through ``value(g, h)`` and ``weights(g, h)`` (the
-multiplier estimates whose Lagrangian gradient is the penalized gradient), updates its
-parameters after each solve (``update``, told whether the KKT test is unmet), says whether its penalty reached its cap
-(``capped``), and names its history columns (``columns``, ``extra()``), its result fields
-(``fields()``) and what to change when the run stalls (``advice()``)."""
+``repm``) sets its parameters at the start (``start(problem, x, egrad, g, h)``, with the
+cost's gradient and the constraints at the starting point), gives the penalized cost
+through ``value(g, h)`` and ``weights(g, h)`` (the multiplier estimates whose Lagrangian
+gradient is the penalized gradient), updates its parameters after each solve (``update``,
+told whether the KKT test is unmet; it returns whether the curvature of the penalized cost
+changed, else the next solve keeps the inner memory), caps the next inner tolerance
+(``eps_cap()``), says whether its penalty reached its cap (``capped``), and names its
+history columns (``columns``, ``extra()``), its result fields (``fields()``) and what to
+change when the run stalls (``advice()``)."""
 
 import math
 
@@ -19,6 +23,7 @@ from .._core.result import Status
 from .._core.run import Algorithm, State
 from .._core.stopping import Criterion, verdict
 from ..validation import check_int, check_real, check_rng
+from ._rlbfgs import Sequence
 
 __all__ = ["Outer", "KKTStop", "checked_setup"]
 
@@ -28,8 +33,9 @@ _OUTER_SET = ("gtol", "maxiter", "max_time", "callback", "history", "disp")
 
 def checked_setup(problem, x0, inner, inner_maxiter, inner_options, eps, eps_min, eps_steps,
                   min_step, ctol, rng):
-    """The checked start and inner solver of a constrained method: ``(x, solver,
-    inner_options)``; every error names its argument."""
+    """The checked start and inner solver of a constrained method: ``(x, inner)``,
+    ``inner.solve(problem, x, keep, gtol, maxiter, max_time)`` solving one penalized
+    problem; every error names its argument."""
     method = get_method(inner)
     if not method.takes(Problem(problem.manifold, lambda x: 0.0, lambda x: x)):
         raise ValueError(f"inner must name a method that takes a jitopt.Problem on "
@@ -52,7 +58,21 @@ def checked_setup(problem, x0, inner, inner_maxiter, inner_options, eps, eps_min
     check_real("ctol", ctol, low=0.0)
     M = problem.manifold
     x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
-    return x, method.solver, dict(inner_options)
+    return x, (Sequence(inner_options) if method.name == "rlbfgs" else
+               Restarted(method.solver, inner_options))
+
+
+class Restarted:
+    """An unconstrained method on the sequence of penalized problems, each solve a new run
+    from the last point (``keep`` is ignored); ``rlbfgs`` keeps its memory instead
+    (:class:`~jitopt.solvers._rlbfgs.Sequence`)."""
+
+    def __init__(self, solver, options):
+        self.solver, self.options = solver, dict(options)
+
+    def solve(self, problem, x, keep, gtol, maxiter, max_time):
+        return self.solver(problem, x, gtol=gtol, maxiter=maxiter, max_time=max_time,
+                           **self.options)
 
 
 def penalized(problem, penalty):
@@ -79,19 +99,20 @@ def penalized(problem, penalty):
 class Outer(Algorithm):
     """Outer iterations: solve the penalized problem from the last point to the gradient
     tolerance ``eps`` (lowered geometrically from ``eps`` to ``eps_min`` in ``eps_steps``
-    iterations), measure the KKT residual with the penalty's multiplier estimates, update
-    the penalty; a stall (a step below ``min_step`` with ``eps`` at ``eps_min``) or a
-    penalty at its cap ends the run, ``INFEASIBLE`` when the constraints are still
-    violated beyond ``ctol``."""
+    iterations, and at once to the penalty's ``eps_cap()`` when that is lower), measure the
+    KKT residual with the penalty's multiplier estimates, update the penalty; a stall (a
+    step below ``min_step`` with ``eps`` at ``eps_min``, and the penalty unchanged when the
+    violation exceeds ``ctol``) or a penalty at its cap ends the run, ``INFEASIBLE`` when
+    the constraints are still violated beyond ``ctol``."""
 
     measure = "KKT residual"
     #: a fault returns the last iterate, the most feasible one, not the one of least cost
     inplace = True
 
-    def __init__(self, problem, penalty, solver, inner_maxiter, inner_options, eps, eps_min,
-                 eps_steps, min_step, gtol, ctol):
-        self.penalty, self.solver, self.inner_maxiter = penalty, solver, inner_maxiter
-        self.inner_options, self.min_step = inner_options, min_step
+    def __init__(self, problem, penalty, inner, inner_maxiter, eps, eps_min, eps_steps,
+                 min_step, gtol, ctol):
+        self.penalty, self.inner, self.inner_maxiter = penalty, inner, inner_maxiter
+        self.min_step, self.keep = min_step, False
         self.gtol, self.ctol = gtol, ctol
         self.eps, self.eps_min = eps, min(eps_min, eps)
         self.theta_eps = (self.eps_min / eps) ** (1.0 / eps_steps) if self.eps_min > 0 else 0.0
@@ -109,11 +130,12 @@ class Outer(Algorithm):
         return {**self.last, **self.penalty.fields(), "inner_nit": self.inner_nit,
                 "ncev": ncev, "ncjev": ncjev}
 
-    def measure_at(self, x, g, h):
-        """``(fun, kkt residual, extra)`` at ``x`` (where the constraints are ``g, h``)
-        with the penalty's multiplier estimates, kept for the result's fields."""
+    def measure_at(self, x, g, h, values=None):
+        """``(fun, kkt residual, extra)`` at ``x`` (where the constraints are ``g, h``, and
+        the cost and its gradient ``values`` if given) with the penalty's multiplier
+        estimates, kept for the result's fields."""
         problem = self.problem
-        f, gf = problem.objective.cost_and_egrad(x)
+        f, gf = problem.objective.cost_and_egrad(x) if values is None else values
         w, v = self.penalty.weights(g, h)
         kkt = problem.kkt(x, w, v, values=(f, gf, g, h))
         parts = ("lagrangian_gradient_norm", "max_violation", "complementarity")
@@ -125,15 +147,16 @@ class Outer(Algorithm):
 
     def start(self, problem, x):
         g, h = problem.constraints(x)
-        self.penalty.start(g.size, h.size)
+        values = problem.objective.cost_and_egrad(x)
+        self.penalty.start(problem, x, values[1], g, h)
         self.inner_problem = penalized(problem, self.penalty)
-        f, r, extra = self.measure_at(x, g, h)
+        f, r, extra = self.measure_at(x, g, h, values)
         return State(x, f, r, self.measure, extra=extra)
 
     def step(self, s, budget):
         at_floor = self.eps <= self.eps_min
-        res = self.solver(self.inner_problem, s.x, gtol=self.eps, maxiter=self.inner_maxiter,
-                          max_time=max(budget.seconds(), 0.0), **self.inner_options)
+        res = self.inner.solve(self.inner_problem, s.x, self.keep, self.eps, self.inner_maxiter,
+                               max(budget.seconds(), 0.0))
         if "fault" in res:
             raise res.fault  # the outer run reports the oracle's fault
         self.inner_nit += res.nit
@@ -143,11 +166,14 @@ class Outer(Algorithm):
         # the KKT parts with the multiplier estimates of the solve's parameters, then the update
         s.fun, s.stationarity, s.extra = self.measure_at(s.x, g, h)
         violation = s.extra["max_violation"]
-        self.penalty.update(g, h, violation,
-                            unmet=s.stationarity > self.gtol or violation > self.ctol)
-        self.eps = max(self.eps_min, self.theta_eps * self.eps)
+        # the next solve keeps the inner memory when the penalty's curvature is unchanged
+        self.keep = not self.penalty.update(
+            g, h, violation, unmet=s.stationarity > self.gtol or violation > self.ctol)
+        self.eps = max(self.eps_min, min(self.theta_eps * self.eps, self.penalty.eps_cap()))
         s.nit += 1
-        stalled = at_floor and moved < self.min_step
+        # no move with eps at its floor; not while the violation is above ctol and the
+        # penalty just grew (the next solve differs: the violation was out of its reach)
+        stalled = at_floor and moved < self.min_step and (violation <= self.ctol or self.keep)
         if violation > self.ctol and (stalled or self.penalty.capped()):
             s.verdict = verdict(Status.INFEASIBLE, s, violation=violation, ctol=self.ctol)
         elif stalled:

@@ -9,7 +9,7 @@ from .._core.stopping import Criterion, FTarget, MaxIter, MaxTime
 from ..validation import check_int, check_real, check_rng
 
 __all__ = ["inverse_retraction", "distance", "centroid", "start_points", "MaxEvaluations",
-           "checked_limits"]
+           "checked_limits", "Population"]
 
 #: at most this many Karcher steps per centroid (a small simplex needs one to three)
 _KARCHER_STEPS = 10
@@ -21,6 +21,30 @@ def inverse_retraction(M, x, y):
     if hasattr(M, "log"):
         return M.log(x, y)
     return M.projection(x, y - x)
+
+
+class Population:
+    """``k`` points of ``M`` stacked in one array of shape ``(k, *M.shape)``, with the
+    manifold operations of all of them at once: on the manifold of ``k`` copies where
+    ``M`` has one (``M.copies(k)``, batched kernels), else point by point."""
+
+    def __init__(self, M, k):
+        self.M, self.copies = M, M.copies(k)
+        self.scalars = (k,) + (1,) * len(M.shape)  # the shape of one number per point
+
+    def each(self, f, *arrays):
+        """``f(manifold, *arrays)`` for every point: once on the manifold of copies, else
+        row by row, stacked."""
+        if self.copies is not None:
+            return f(self.copies, *arrays)
+        return np.stack([f(self.M, *rows) for rows in zip(*arrays)])
+
+    def norm(self, x, u):
+        """The norm of the stacked vectors in the product metric,
+        :math:`(\\sum_i \\|u_i\\|_{x_i}^2)^{1/2}`."""
+        if self.copies is not None:
+            return float(self.copies.norm(x, u))
+        return float(np.sqrt(sum(self.M.norm(a, b) ** 2 for a, b in zip(x, u))))
 
 
 def distance(M, x, y):

@@ -7,7 +7,7 @@ from .._core.result import Status
 from .._core.run import Algorithm, State, run
 from .._core.stopping import Criterion
 from ..validation import check_int, check_real
-from ._derivative_free import checked_limits, inverse_retraction, start_points
+from ._derivative_free import Population, checked_limits, inverse_retraction, start_points
 
 __all__ = ["particle_swarm"]
 
@@ -146,42 +146,46 @@ class AtRest(Criterion):
 
 class Swarm(Algorithm):
     """The moves of :func:`particle_swarm`: positions ``state.points``, velocities
-    ``state.velocities``, personal bests ``state.bests`` and their costs."""
+    ``state.velocities``, personal bests ``state.bests`` (each stacked, one row a particle,
+    moved at once by :class:`Population`) and their costs."""
 
     measure = "swarm velocity norm"
 
     def __init__(self, points, velocities, schedule, nostalgia, social, rng):
-        self.points, self.velocities, self.schedule = points, velocities, schedule
-        self.c1, self.c2, self.rng = nostalgia, social, rng
+        self.points, self.velocities = np.stack(points), np.stack(velocities)
+        self.schedule, self.c1, self.c2, self.rng = schedule, nostalgia, social, rng
 
     def start(self, problem, x):
-        self.problem, self.M = problem, problem.manifold
+        self.problem = problem
+        self.swarm = Population(problem.manifold, len(self.points))
         costs = np.array([problem.cost(p) for p in self.points])
-        s = State(x, 0.0, 0.0, self.measure, points=list(self.points),
-                  velocities=list(self.velocities), bests=list(self.points),
+        s = State(x, 0.0, 0.0, self.measure, points=self.points.copy(),
+                  velocities=self.velocities.copy(), bests=self.points.copy(),
                   best_costs=costs)
         self.update(s)
         return s
 
     def update(self, s):
         i = int(np.argmin(s.best_costs))
-        s.x, s.fun = s.bests[i], float(s.best_costs[i])
-        s.stationarity = float(np.sqrt(sum(self.M.norm(p, v) ** 2
-                                           for p, v in zip(s.points, s.velocities))))
+        s.x, s.fun = s.bests[i].copy(), float(s.best_costs[i])  # the bests change in place
+        s.stationarity = self.swarm.norm(s.points, s.velocities)
 
     def step(self, s, budget):
-        M, cost = self.M, self.problem.cost
+        swarm, cost, x = self.swarm, self.problem.cost, s.points
         w = self.schedule(s.nit)
-        r = self.rng.random((len(s.points), 2))
-        for i, x in enumerate(s.points):
-            v = (w * s.velocities[i] + r[i, 0] * self.c1 * inverse_retraction(M, x, s.bests[i])
-                 + r[i, 1] * self.c2 * inverse_retraction(M, x, s.x))
-            moved = M.retraction(x, v)
-            s.velocities[i] = M.transport(x, moved, v)
-            s.points[i] = moved
-            f = cost(moved)
-            if f < s.best_costs[i]:
-                s.bests[i], s.best_costs[i] = moved, f
+        r = self.rng.random((len(x), 2))
+        best = np.repeat(s.x[None], len(x), axis=0)
+        v = (w * s.velocities
+             + (r[:, 0] * self.c1).reshape(swarm.scalars) * swarm.each(inverse_retraction, x,
+                                                                       s.bests)
+             + (r[:, 1] * self.c2).reshape(swarm.scalars) * swarm.each(inverse_retraction, x,
+                                                                       best))
+        moved = swarm.each(lambda M, a, b: M.retraction(a, b), x, v)
+        s.velocities = swarm.each(lambda M, a, b, c: M.transport(a, b, c), x, moved, v)
+        s.points = moved
+        f = np.array([cost(p) for p in moved])
+        better = f < s.best_costs
+        s.bests[better], s.best_costs[better] = moved[better], f[better]
         self.update(s)
         s.nit += 1
         return None

@@ -17,7 +17,7 @@ __all__ = ["ralm"]
             "parts of the KKT residual), ``eps`` (the inner tolerance of the solve), "
             "``inner_nit`` (inner iterations so far) and ``rho`` (the penalty of the solve)"))
 def ralm(problem, x0=None, *, inner="rlbfgs", inner_maxiter=200, inner_options=None,
-         rho=1.0, theta_rho=0.3, tau=0.8, bound=20.0, rho_max=1e10, eps=1e-3, eps_min=None,
+         rho=None, theta_rho=0.3, tau=0.8, bound=20.0, rho_max=1e10, eps=1e-3, eps_min=None,
          eps_steps=30, min_step=1e-10, gtol=1e-6, ctol=1e-6, f_target=None, maxiter=300,
          max_time=np.inf, callback=None, history=False, disp=False, rng=None):
     r"""Riemannian augmented Lagrangian method for :math:`\min f(x)` over a manifold
@@ -42,11 +42,11 @@ def ralm(problem, x0=None, *, inner="rlbfgs", inner_maxiter=200, inner_options=N
         \rho \leftarrow \rho/\theta_\rho \text{ if } k = 1 \text{ or } \sigma >
         \tau\sigma_{\text{old}},
 
-    and :math:`\epsilon_{k+1} = \max(\epsilon_{\min}, \theta_\epsilon \epsilon_k)`. The
-    gradient of :math:`L_\rho` is that of the Lagrangian at the multipliers
-    :math:`\max(0, \mu + \rho g)` and :math:`\lambda + \rho h`: these are the reported
-    multipliers, and the inner gradient norm is the stationarity part of the KKT
-    residual (:doc:`/theory/constrained`).
+    and :math:`\epsilon_{k+1} = \max(\epsilon_{\min}, \min(\theta_\epsilon \epsilon_k,
+    \sigma))`. The multipliers start at zero. The gradient of :math:`L_\rho` is that of the
+    Lagrangian at the multipliers :math:`\max(0, \mu + \rho g)` and :math:`\lambda +
+    \rho h`: these are the reported multipliers, and the inner gradient norm is the
+    stationarity part of the KKT residual (:doc:`/theory/constrained`).
 
     Parameters
     ----------
@@ -58,15 +58,21 @@ def ralm(problem, x0=None, *, inner="rlbfgs", inner_maxiter=200, inner_options=N
         not be feasible.
     inner : str
         The unconstrained method of the subproblems (``"rlbfgs"``, ``"rcg"``, ``"rtr"``,
-        ``"rgd"``), warm-started at the last point with a fresh memory.
+        ``"rgd"``), warm-started at the last point; ``rlbfgs`` keeps its memory from one
+        solve to the next while :math:`\rho` is unchanged, the others start afresh.
     inner_maxiter : int
         Iterations of each inner solve at most.
     inner_options : dict, optional
         Further options of the inner method (not ``gtol``, ``maxiter``, ``max_time`` nor
         the observers, which the outer loop sets).
-    rho, theta_rho, tau : float
-        Initial penalty :math:`\rho_0`; the penalty grows to :math:`\rho/\theta_\rho` when
-        the violation measure :math:`\sigma` fell by less than the factor :math:`\tau`.
+    rho : float, optional
+        Initial penalty :math:`\rho_0`; by default the one whose penalty gradient at the
+        start is three times the cost's, :math:`\rho_0 = 3\|\operatorname{grad}
+        f(x_0)\|/\|\operatorname{grad} P(x_0)\|` with :math:`P = \tfrac12(\|g^+\|^2 +
+        \|h\|^2)`, clipped to :math:`[10^{-8}, 10^8]` (1 when :math:`x_0` is feasible).
+    theta_rho, tau : float
+        The penalty grows to :math:`\rho/\theta_\rho` when the violation measure
+        :math:`\sigma` fell by less than the factor :math:`\tau`.
     bound : float
         Bound :math:`b` of the multiplier estimates (true multipliers above it make the
         convergence rely on :math:`\rho \to \infty`).
@@ -75,7 +81,8 @@ def ralm(problem, x0=None, *, inner="rlbfgs", inner_maxiter=200, inner_options=N
         with ``Status.INFEASIBLE``.
     eps, eps_min, eps_steps : float, float, int
         Inner tolerance :math:`\epsilon_0`, its floor (default ``0.1 * gtol``: at ``gtol``
-        the KKT test is just missed) and the number of outer iterations to reach it.
+        the KKT test is just missed) and the number of outer iterations to reach it
+        geometrically (sooner when :math:`\sigma` is smaller).
     min_step : float
         The run stalls when an outer step moves ``x`` by less (Frobenius norm) with the
         inner tolerance at its floor: ``Status.INFEASIBLE`` if the violation is above
@@ -125,32 +132,43 @@ def ralm(problem, x0=None, *, inner="rlbfgs", inner_maxiter=200, inner_options=N
     """
     gtol, f_target, maxiter, max_time = check_limits(gtol, f_target, maxiter, max_time)
     eps_min = 0.1 * gtol if eps_min is None else eps_min
-    x, solver, inner_options = checked_setup(problem, x0, inner, inner_maxiter, inner_options,
-                                             eps, eps_min, eps_steps, min_step, ctol, rng)
-    penalty = AugmentedLagrangian(check_real("rho", rho, low=0.0, low_open=True),
-                                  check_real("theta_rho", theta_rho, 0.0, 1.0, True, True),
+    x, inner_solver = checked_setup(problem, x0, inner, inner_maxiter, inner_options, eps,
+                                    eps_min, eps_steps, min_step, ctol, rng)
+    if rho is not None:
+        rho = check_real("rho", rho, low=0.0, low_open=True)
+    penalty = AugmentedLagrangian(rho, check_real("theta_rho", theta_rho, 0.0, 1.0, True, True),
                                   check_real("tau", tau, 0.0, 1.0, True, False),
                                   check_real("bound", bound, low=0.0, low_open=True),
-                                  check_real("rho_max", rho_max, low=rho))
-    outer = Outer(problem, penalty, solver, inner_maxiter, inner_options, eps, eps_min,
-                  eps_steps, min_step, gtol, ctol)
+                                  check_real("rho_max", rho_max, low=rho or 0.0,
+                                             low_open=rho is None))
+    outer = Outer(problem, penalty, inner_solver, inner_maxiter, eps, eps_min, eps_steps,
+                  min_step, gtol, ctol)
     return run(problem, outer, x, stop=KKTStop(gtol, ctol, f_target, maxiter, max_time),
                callback=callback, history=history, disp=disp)
 
 
 class AugmentedLagrangian:
     """The penalty of :func:`ralm`: the augmented Lagrangian with multiplier estimates
-    :math:`\\mu, \\lambda` (from ones) and the penalty :math:`\\rho`."""
+    :math:`\\mu, \\lambda` (from zero) and the penalty :math:`\\rho`."""
 
     columns = ("rho",)
 
     def __init__(self, rho, theta_rho, tau, bound, rho_max):
-        self.rho, self.theta_rho, self.tau, self.bound = rho, theta_rho, tau, bound
+        self.rho0, self.theta_rho, self.tau, self.bound = rho, theta_rho, tau, bound
         self.rho_max = rho_max
+        self.rho = np.nan if rho is None else rho  # set at the start (a fault may come first)
 
-    def start(self, m, p):
-        self.mu, self.lam = np.ones(m), np.ones(p)
+    def start(self, problem, x, egrad, g, h):
+        self.mu, self.lam = np.zeros(g.size), np.zeros(h.size)
         self.old, self.k = np.inf, 0
+        self.rho = self.rho0
+        if self.rho is None:  # the penalty's pull three times the cost's at x0
+            M = problem.manifold
+            pull = M.norm(x, M.euclidean_to_riemannian_gradient(
+                x, problem.constraint_vjp(x, np.maximum(g, 0.0), h)))
+            cost = M.norm(x, M.euclidean_to_riemannian_gradient(x, egrad))
+            self.rho = min(max(3.0 * cost / pull, 1e-8), 1e8, self.rho_max) if pull > 0 \
+                else min(1.0, self.rho_max)
 
     def value(self, g, h):
         rho = self.rho
@@ -170,6 +188,11 @@ class AugmentedLagrangian:
         if self.k == 1 or sigma > self.tau * self.old:  # not enough progress
             self.rho = min(rho / self.theta_rho, self.rho_max)
         self.old = sigma
+        return self.rho != rho
+
+    def eps_cap(self):
+        # no tighter than the violation measure: the KKT residual is the larger of the two
+        return self.old
 
     def capped(self):
         return self.rho >= self.rho_max

@@ -1,5 +1,7 @@
 """The Riemannian exact penalty method via smoothing (REPMS) of Liu and Boumal."""
 
+import math
+
 import numpy as np
 
 from .._core.registry import register_method
@@ -96,7 +98,7 @@ def repm(problem, x0=None, *, smoothing="lqh", inner="rlbfgs", inner_maxiter=200
     check_choice("smoothing", smoothing, ("lqh", "lse"))
     gtol, f_target, maxiter, max_time = check_limits(gtol, f_target, maxiter, max_time)
     eps_min = 0.1 * gtol if eps_min is None else eps_min
-    x, solver, inner_options = checked_setup(problem, x0, inner, inner_maxiter, inner_options,
+    x, inner_solver = checked_setup(problem, x0, inner, inner_maxiter, inner_options,
                                              eps, eps_min, eps_steps, min_step, ctol, rng)
     u = check_real("u", u, low=0.0, low_open=True)
     u_min = check_real("u_min", ctol if u_min is None else u_min, 0.0, u, True, False)
@@ -104,8 +106,8 @@ def repm(problem, x0=None, *, smoothing="lqh", inner="rlbfgs", inner_maxiter=200
         check_real("rho", rho, low=0.0, low_open=True),
         check_real("theta_rho", theta_rho, 0.0, 1.0, True, True), u, u_min,
         check_int("u_steps", u_steps, low=1), check_real("rho_max", rho_max, low=rho))
-    outer = Outer(problem, penalty, solver, inner_maxiter, inner_options, eps, eps_min,
-                  eps_steps, min_step, gtol, ctol)
+    outer = Outer(problem, penalty, inner_solver, inner_maxiter, eps, eps_min, eps_steps,
+                  min_step, gtol, ctol)
     return run(problem, outer, x, stop=KKTStop(gtol, ctol, f_target, maxiter, max_time),
                callback=callback, history=history, disp=disp)
 
@@ -121,7 +123,7 @@ class SmoothedPenalty:
             rho, theta_rho, u, u_min, rho_max
         self.theta_u = (u_min / u) ** (1.0 / u_steps)
 
-    def start(self, m, p):
+    def start(self, problem, x, egrad, g, h):
         pass
 
     def value(self, g, h):
@@ -133,11 +135,16 @@ class SmoothedPenalty:
         return self.rho * da, self.rho * db
 
     def update(self, g, h, violation, unmet):
+        before = self.rho, self.u
         # compared with u before its update; at the floor of u (LQH), also while the KKT
         # test fails: the violation mu* u / rho and the complementarity mu*^2 u / rho fall
         if violation > self.u or (self.raise_at_floor and self.u <= self.u_min and unmet):
             self.rho = min(self.rho / self.theta_rho, self.rho_max)
         self.u = max(self.u_min, self.theta_u * self.u)
+        return (self.rho, self.u) != before
+
+    def eps_cap(self):
+        return math.inf
 
     def capped(self):
         return self.rho >= self.rho_max

@@ -96,8 +96,9 @@ class PairMemory:
                 # puts on every inner product)
                 self._upper = np.triu_indices(self.shape[0], 1)
                 size = len(self._upper[0])
-            self.s = np.zeros((memory, size))
-            self.y = np.zeros((memory, size))
+            # s and y in one array: the normal coordinates of both come from one call
+            self._sy = np.zeros((2 * memory, size))
+            self.s, self.y = self._sy[:memory], self._sy[memory:]
             # the y of each pair moved to the current point (the other embedded manifolds),
             # and the s (the charts' coordinates, with the singular bases where each pair
             # was stored)
@@ -178,21 +179,25 @@ class PairMemory:
                 sy, norms = _curvatures(self.ts, self.ty, rows)
                 cos = sy / norms
             elif self._normal is not None:
-                # all rows at once (a view of the arrays; unused rows are zero)
-                self.a, self.b = self._normal(x_new, self.s), self._normal(x_new, self.y)
-                a, b = self.a[rows], self.b[rows]
-                sy, ss, yy = (self.products[rows].T
-                              - [np.sum(a * b, 1), np.sum(a * a, 1), np.sum(b * b, 1)])
-                with np.errstate(invalid="ignore"):
+                # all rows at once (unused rows are zero)
+                ab = self._normal(x_new, self._sy)
+                self.a, self.b = ab[:self.memory], ab[self.memory:]
+                a, b, products = self.a[rows], self.b[rows], self.products[rows]
+                sy = products[:, 0] - np.einsum("ij,ij->i", a, b)
+                ss = products[:, 1] - np.einsum("ij,ij->i", a, a)
+                yy = products[:, 2] - np.einsum("ij,ij->i", b, b)
+                with np.errstate(invalid="ignore", divide="ignore"):
                     cos = sy / np.sqrt(ss * yy)
+                    self.rho[rows] = 1.0 / sy
             else:
                 moved = self.y[rows]
                 frame.move_rows(x, x_new, moved)
                 self.ty[rows] = moved
                 sy, norms = _curvatures(self.s, self.ty, rows)
                 cos = sy / norms  # with |s| for |P s|: a lower bound
-            with np.errstate(divide="ignore"):
-                self.rho[rows] = 1.0 / sy
+            if self._normal is None:
+                with np.errstate(divide="ignore"):
+                    self.rho[rows] = 1.0 / sy
             self.cos[rows] = cos
             self.order = [r for r, c in zip(self.order, cos) if c > 1e-12]
             return min((self.cos[r] for r in self.order), default=np.inf)
@@ -223,8 +228,8 @@ class PairMemory:
         s\rangle \ge` ``cautious``; the oldest pair goes when the memory is full. Returns
         :math:`(\langle s, y\rangle, \langle y, y\rangle, \cos)` of the pair stored, or
         None."""
+        cs, cy = (self._row(s), self._row(y)) if self.frame.flat else (None, None)
         if self._normal is not None:  # as tangent vectors at x: less the normal parts
-            cs, cy = self._row(s), self._row(y)
             a, b = self._normal(x, np.stack((cs, cy)))
             sy, ss, yy = np.vdot(cs, cy), np.vdot(cs, cs), np.vdot(cy, cy)
             products = sy, ss, yy
@@ -244,7 +249,6 @@ class PairMemory:
             j = self.order.pop(0)
         else:
             j = min(set(range(self.memory)) - set(self.order))
-        cs, cy = self._row(s), self._row(y)
         self.s[j], self.y[j], self.ts[j], self.ty[j] = cs, cy, cs, cy
         if self.frame.charts:
             chart = self.frame.chart(x)

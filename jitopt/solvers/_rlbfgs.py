@@ -1,5 +1,7 @@
 """Riemannian limited-memory BFGS with a cautious update and a Wolfe line search."""
 
+import inspect
+
 import numpy as np
 
 from .._core.registry import register_method
@@ -113,24 +115,51 @@ def rlbfgs(problem, x0=None, *, memory=10, cautious=1e-4, c1=1e-4, c2=0.9, appro
     >>> bool(res.success), round(res.fun, 8)
     (True, -9.0)
     """
-    memory = check_int("memory", memory, low=1)
-    check_choice("transport", transport, ("isometric", "manifold"))
-    cautious = check_real("cautious", cautious, low=0.0)
-    c1 = check_real("c1", c1, 0.0, 1.0, True, True)
-    c2 = check_real("c2", c2, c1, 1.0, True, True)
+    algorithm = checked_lbfgs(memory, cautious, c1, c2, approximate, transport)
     gtol, f_target, maxiter, max_time = check_limits(gtol, f_target, maxiter, max_time)
     M = problem.manifold
     x = M.random_point(check_rng(rng)) if x0 is None else M.validate_point(x0, "x0")
-    return run(problem, LBFGS(memory, cautious, c1, c2, approximate, transport), x,
-               stop=CommonStop("gtol", gtol, f_target, maxiter, max_time),
+    return run(problem, algorithm, x, stop=CommonStop("gtol", gtol, f_target, maxiter, max_time),
                callback=callback, history=history, disp=disp)
+
+
+def checked_lbfgs(memory, cautious, c1, c2, approximate, transport):
+    """The :class:`LBFGS` of :func:`rlbfgs`'s options, checked."""
+    check_choice("transport", transport, ("isometric", "manifold"))
+    c1 = check_real("c1", c1, 0.0, 1.0, True, True)
+    return LBFGS(check_int("memory", memory, low=1), check_real("cautious", cautious, low=0.0),
+                 c1, check_real("c2", c2, c1, 1.0, True, True), approximate, transport)
+
+
+class Sequence:
+    """rlbfgs on a sequence of costs on one manifold, each solve from the point where the
+    last one ended (the subproblems of the constrained methods), with rlbfgs's ``options``.
+
+    ``solve(problem, x, keep, gtol, maxiter, max_time)`` returns the result of rlbfgs on
+    ``problem`` from ``x``; with ``keep`` it starts with the pairs and the scaling the last
+    solve ended with (the costs differ little: their gradients, not their curvature, moved),
+    else with an empty memory. (``rng`` is unused: every solve starts from a given point.)
+    """
+
+    def __init__(self, options):
+        bound = inspect.signature(rlbfgs).bind_partial(None, **options)
+        bound.apply_defaults()
+        self.algorithm = checked_lbfgs(*(bound.arguments[name] for name in (
+            "memory", "cautious", "c1", "c2", "approximate", "transport")))
+        self.f_target = check_limits(0.0, bound.arguments["f_target"], 0, 0.0)[1]
+
+    def solve(self, problem, x, keep, gtol, maxiter, max_time):
+        self.algorithm.keep = keep
+        return run(problem, self.algorithm, x,
+                   stop=CommonStop("gtol", gtol, self.f_target, maxiter, max_time))
 
 
 class LBFGS(Algorithm):
     r""":math:`x_{k+1} = R_{x_k}(t_k d_k)`, :math:`d_k = -\mathcal H_k
     \operatorname{grad} f(x_k)` from the two-loop recursion over the kept pairs, with a
     Wolfe step; the memory is cleared when :math:`d_k` is no descent direction or a search
-    fails, and the run ends when a search fails twice in a row."""
+    fails, and the run ends when a search fails twice in a row. With ``keep`` set, a run
+    from the point where the last one ended starts with its pairs and scaling."""
 
     columns = ("step", "pairs", "min_curvature")
 
@@ -138,6 +167,7 @@ class LBFGS(Algorithm):
         self.memory, self.cautious, self.c1, self.c2 = memory, cautious, c1, c2
         self.approximate, self.isometric = approximate, transport == "isometric"
         self.n_skipped = self.n_resets = 0
+        self.keep, self.last = False, None
 
     def fields(self, x, nit):
         return {"n_skipped": self.n_skipped, "n_resets": self.n_resets}
@@ -147,15 +177,22 @@ class LBFGS(Algorithm):
         self.reach = M.max_step
         f, g = problem.cost_and_rgrad(x)
         gnorm = M.norm(x, g)
-        self.frame = frame = M.pair_frame(self.isometric)
-        self.pairs = PairMemory(frame, self.memory, np.shape(frame.to(x, g)))
+        if self.keep and self.last is not None and len(self.pairs) and \
+                np.array_equal(x, self.last.x):
+            frame, gamma = self.frame, self.last.gamma
+        else:
+            self.frame = frame = M.pair_frame(self.isometric)
+            self.pairs = PairMemory(frame, self.memory, np.shape(frame.to(x, g)))
+            gamma = 1.0 / gnorm if gnorm > 0 else 1.0
+        self.n_skipped = self.n_resets = 0
         # on O(n) the whole iteration runs in the Lie algebra, on the fixed-rank matrices in
         # the tangent charts: no ambient vectors
         self.coords = frame.line is not None and problem.has_cost_and_egrad
         self.failed = False  # the last line search found no decrease
-        return State(x, f, gnorm, self.measure, extra={"pairs": 0}, g=g,
-                     gw=frame.to(x, g),  # the gradient in the frame's coordinates
-                     gamma=1.0 / gnorm if gnorm > 0 else 1.0)
+        self.last = State(x, f, gnorm, self.measure, extra={"pairs": len(self.pairs)}, g=g,
+                          gw=frame.to(x, g),  # the gradient in the frame's coordinates
+                          gamma=gamma)
+        return self.last
 
     def reset(self, s):
         self.pairs.clear()
