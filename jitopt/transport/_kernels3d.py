@@ -69,23 +69,30 @@ def _diff(a, b, c, at_start, at_end):
 
 
 @njit(cache=True, nogil=True)
-def gradient_3d(f, g0, g1, g2):
-    """Gradient of ``f`` at the cell centres, in ``[0, 1]`` units: centred differences
-    inside, second-order one-sided differences on the faces (exact for quadratics). Needs
-    every side ``>= 3``."""
+def _gradient_plane(f, i, g0, g1, g2):
+    """The gradient of ``f`` in plane ``i`` (into the 2-D arrays ``g0, g1, g2``), in
+    ``[0, 1]`` units: centred differences inside, second-order one-sided differences on the
+    faces (exact for quadratics)."""
     n0, n1, n2 = f.shape
-    for i in range(n0):
-        ia = min(max(i - 1, 0), n0 - 3)  # the three values used along axis 0
-        for j in range(n1):
-            ja = min(max(j - 1, 0), n1 - 3)
-            for k in range(n2):
-                ka = min(max(k - 1, 0), n2 - 3)
-                g0[i, j, k] = 0.5 * n0 * _diff(f[ia, j, k], f[ia + 1, j, k], f[ia + 2, j, k],
-                                               i == 0, i == n0 - 1)
-                g1[i, j, k] = 0.5 * n1 * _diff(f[i, ja, k], f[i, ja + 1, k], f[i, ja + 2, k],
-                                               j == 0, j == n1 - 1)
-                g2[i, j, k] = 0.5 * n2 * _diff(f[i, j, ka], f[i, j, ka + 1], f[i, j, ka + 2],
-                                               k == 0, k == n2 - 1)
+    ia = min(max(i - 1, 0), n0 - 3)  # the three values used along axis 0
+    for j in range(n1):
+        ja = min(max(j - 1, 0), n1 - 3)
+        for k in range(n2):
+            ka = min(max(k - 1, 0), n2 - 3)
+            g0[j, k] = 0.5 * n0 * _diff(f[ia, j, k], f[ia + 1, j, k], f[ia + 2, j, k],
+                                        i == 0, i == n0 - 1)
+            g1[j, k] = 0.5 * n1 * _diff(f[i, ja, k], f[i, ja + 1, k], f[i, ja + 2, k],
+                                        j == 0, j == n1 - 1)
+            g2[j, k] = 0.5 * n2 * _diff(f[i, j, ka], f[i, j, ka + 1], f[i, j, ka + 2],
+                                        k == 0, k == n2 - 1)
+
+
+@njit(cache=True, nogil=True)
+def gradient_3d(f, g0, g1, g2):
+    """Gradient of ``f`` at the cell centres, in ``[0, 1]`` units (see
+    :func:`_gradient_plane`). Needs every side ``>= 3``."""
+    for i in range(f.shape[0]):
+        _gradient_plane(f, i, g0[i], g1[i], g2[i])
 
 
 @njit(cache=True, nogil=True)
@@ -154,25 +161,6 @@ def _stretch(p, ra, rb, ja, jb, ka, kb, span):
 
 
 @njit(cache=True, nogil=True)
-def _map_plane(f, i, p):
-    """The map ``grad f`` of plane ``i`` in output cell units (centre ``k`` at ``k``), into
-    the slot ``i % 3`` of ``p``: the differences of :func:`gradient_3d`."""
-    n0, n1, n2 = f.shape
-    r = i % 3
-    ia = min(max(i - 1, 0), n0 - 3)
-    for j in range(n1):
-        ja = min(max(j - 1, 0), n1 - 3)
-        for k in range(n2):
-            ka = min(max(k - 1, 0), n2 - 3)
-            d0 = _diff(f[ia, j, k], f[ia + 1, j, k], f[ia + 2, j, k], i == 0, i == n0 - 1)
-            d1 = _diff(f[i, ja, k], f[i, ja + 1, k], f[i, ja + 2, k], j == 0, j == n1 - 1)
-            d2 = _diff(f[i, j, ka], f[i, j, ka + 1], f[i, j, ka + 2], k == 0, k == n2 - 1)
-            p[0, r, j, k] = 0.5 * n0 * d0 * n0 - 0.5  # (the rounding of gradient_3d's)
-            p[1, r, j, k] = 0.5 * n1 * d1 * n1 - 0.5
-            p[2, r, j, k] = 0.5 * n2 * d2 * n2 - 0.5
-
-
-@njit(cache=True, nogil=True)
 def pushforward_3d(rho, f, out, maxsub, mult, down):
     """``out = (grad f)_# rho`` for a cellwise-constant density on a 3-D grid: the 2-D
     kernel's rule with trilinear interpolation of the map at ``k0 x k1 x k2`` sub-samples
@@ -183,10 +171,17 @@ def pushforward_3d(rho, f, out, maxsub, mult, down):
     maxsub = min(maxsub, MAX_SUB_3D)
     p = np.empty((3, 3, n1, n2))
     out[...] = 0.0
-    _map_plane(f, 0, p)
+    sides = (n0, n1, n2)
+    ready = 0  # the planes of the map computed so far
     for i in range(n0):
-        if i + 1 < n0:
-            _map_plane(f, i + 1, p)
+        while ready < min(i + 2, n0):  # the map in output cell units, centre k at k
+            r = ready % 3
+            _gradient_plane(f, ready, p[0, r], p[1, r], p[2, r])
+            for c in range(3):
+                for j in range(n1):
+                    for k in range(n2):
+                        p[c, r, j, k] = p[c, r, j, k] * sides[c] - 0.5
+            ready += 1
         ia, ib = max(i - 1, 0), min(i + 1, n0 - 1)
         sa, si, sb = ia % 3, i % 3, ib % 3
         for j in range(n1):

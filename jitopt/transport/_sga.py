@@ -112,7 +112,7 @@ def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=
         :math:`\sum_i \lambda_i f_i = 0` still holds), its step :math:`c` is kept, and
         the run goes on for ``fine_maxiter`` iterations.
     fine_maxiter : int, optional
-        The iterations on a grid started from a coarser one (default ``maxiter // 10``).
+        The iterations on a grid started from a coarser one (default ``maxiter // 20``).
     max_subsamples : int, default 16
         Cap on the sub-samples per cell and axis in the pushforwards.
     max_time : float, optional
@@ -199,7 +199,7 @@ def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=
     grid = problem.densities.shape[1:]
     coarsest = check_int("coarsest", (32 if len(grid) == 3 else max(grid)) if coarsest is None
                          else coarsest, low=3)
-    fine_maxiter = check_int("fine_maxiter", max(1, T // 10) if fine_maxiter is None
+    fine_maxiter = check_int("fine_maxiter", max(1, T // 20) if fine_maxiter is None
                              else fine_maxiter, low=1)
     o = WdhaOptions(n=n, paper=paper, step=step, sqrt=schedule == "sqrt", T=T, tol=tol,
                     polish=polish, polish_iters=polish_iters, output=output, maxsub=maxsub,
