@@ -1,6 +1,7 @@
-"""WDHA vs SGA exact barycenters on 3-D grids: rotated Gaussians (Bures barycenter),
-translated balls, and the ball and cube of the SGA paper's 3-D example (no closed form).
-Run by ``python -m benchmarks wdha --grids3d 64,128`` or alone."""
+"""WDHA vs SGA exact barycenters on 3-D grids: rotated Gaussians (Bures barycenter), two
+and four translated balls, and the ball and cube of the SGA paper's 3-D example (no closed
+form). Run by ``python -m benchmarks wdha --grids3d 64,128`` or alone
+(``python -m benchmarks barycenter3d --grids 128 --only "SGA (default)"``)."""
 
 import argparse
 import os
