@@ -7,7 +7,7 @@ import pytest
 from jitopt import Status
 from jitopt.problems import BarycenterProblem
 from jitopt.testing import bures_barycenter, density_moments
-from jitopt.transport import grid_coordinates, sga
+from jitopt.transport import grid_coordinates, sga, sga_barycenter
 
 N = 64
 # (y, x) means, principal standard deviations (>= 4 cells at 64^2), rotation
@@ -96,6 +96,19 @@ def test_dual_value_is_a_lower_bound_rising_to_the_optimum():
     # without a polish, at the last (here also the best) iterate the gap is the convexity
     # defect of the potentials, nonnegative
     assert res.dual_value == dual[-1] and res.gap >= -1e-12 and res.fun >= res.dual_value - 1e-12
+
+
+def test_pot_style_wrapper_is_sga():
+    A, _, cost = _gaussians()
+    bary, log = sga_barycenter(A, WEIGHTS, numItermax=40, polish=1, log=True)
+    res = sga(BarycenterProblem(A, WEIGHTS), maxiter=40, polish=1)
+    np.testing.assert_array_equal(bary, res.x)
+    assert log["h1_residual"].shape == (40, 3) and log["dual_value"].shape == (40,)
+    assert log["lower_bound"] == res.dual_value == log["dual_value"].max()
+    assert log["lower_bound"] <= cost * 1.005 and log["objective"] == res.fun
+    assert log["status"] == Status.SCHEDULE_DONE and log["success"]
+    with pytest.raises(ValueError, match="numItermax"):
+        sga_barycenter(A, numItermax=0)
 
 
 def test_permuting_the_inputs_leaves_the_iterates_unchanged():

@@ -69,7 +69,12 @@ def grid_coordinates(shape):
 
 
 def _half_sq_norm(shape):
-    return 0.5 * sum(c * c for c in grid_coordinates(shape))
+    """:math:`q = |x|^2 / 2` at the cell centres (one grid: the squares broadcast)."""
+    total = 0.0
+    for a, n in enumerate(shape):
+        c = (np.arange(n) + 0.5) / n
+        total = total + (c * c).reshape([-1 if b == a else 1 for b in range(len(shape))])
+    return 0.5 * total
 
 
 # ------------------------------------------------------------------------ Legendre transform
@@ -168,6 +173,20 @@ def _invlap(g, workers=1):
     coef = scipy.fft.dctn(g, type=2, norm="ortho", workers=workers)
     coef *= inv
     return scipy.fft.idctn(coef, type=2, norm="ortho", overwrite_x=True, workers=workers)
+
+
+def _invlap_inplace(r, workers=1):
+    """Overwrite ``r`` by :math:`u = (-\\Delta)^{-1} r` (as :func:`_invlap`, with no new
+    grid); returns ``mean(u * r)`` of the old ``r``, by Parseval in the DCT basis."""
+    inv = _inverse_eigenvalues(*r.shape)
+    coef = scipy.fft.dctn(r, type=2, norm="ortho", overwrite_x=True, workers=workers)
+    axes = "ijk"[:r.ndim]
+    res = float(np.einsum(f"{axes},{axes},{axes}->", coef, coef, inv)) / r.size
+    coef *= inv
+    u = scipy.fft.idctn(coef, type=2, norm="ortho", overwrite_x=True, workers=workers)
+    if not np.shares_memory(u, r):  # (scipy transforms in place; not promised)
+        r[...] = u
+    return res
 
 
 def inverse_laplacian(g):
@@ -378,9 +397,9 @@ class BackAndForth(Algorithm):
         for (pot, conj, mine, other) in ((phi, psi, a, b), (psi, phi, b, a)):
             _nd.push(other, conj, rho, 64, 1.0, False)
             rho -= mine
-            g = _invlap(rho)
-            gs = float(np.mean(g * rho))
-            pot += s.sigma * g
+            gs = _invlap_inplace(rho)  # rho is now the gradient
+            rho *= s.sigma
+            pot += rho
             _nd.legendre(pot, conj)
             _nd.legendre(conj, pot)
             value = _nd.dual(phi, psi, a, b)

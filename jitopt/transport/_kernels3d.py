@@ -69,23 +69,30 @@ def _diff(a, b, c, at_start, at_end):
 
 
 @njit(cache=True, nogil=True)
-def gradient_3d(f, g0, g1, g2):
-    """Gradient of ``f`` at the cell centres, in ``[0, 1]`` units: centred differences
-    inside, second-order one-sided differences on the faces (exact for quadratics). Needs
-    every side ``>= 3``."""
+def _gradient_plane(f, i, g0, g1, g2):
+    """The gradient of ``f`` in plane ``i`` (into the 2-D arrays ``g0, g1, g2``), in
+    ``[0, 1]`` units: centred differences inside, second-order one-sided differences on the
+    faces (exact for quadratics)."""
     n0, n1, n2 = f.shape
-    for i in range(n0):
-        ia = min(max(i - 1, 0), n0 - 3)  # the three values used along axis 0
-        for j in range(n1):
-            ja = min(max(j - 1, 0), n1 - 3)
-            for k in range(n2):
-                ka = min(max(k - 1, 0), n2 - 3)
-                g0[i, j, k] = 0.5 * n0 * _diff(f[ia, j, k], f[ia + 1, j, k], f[ia + 2, j, k],
-                                               i == 0, i == n0 - 1)
-                g1[i, j, k] = 0.5 * n1 * _diff(f[i, ja, k], f[i, ja + 1, k], f[i, ja + 2, k],
-                                               j == 0, j == n1 - 1)
-                g2[i, j, k] = 0.5 * n2 * _diff(f[i, j, ka], f[i, j, ka + 1], f[i, j, ka + 2],
-                                               k == 0, k == n2 - 1)
+    ia = min(max(i - 1, 0), n0 - 3)  # the three values used along axis 0
+    for j in range(n1):
+        ja = min(max(j - 1, 0), n1 - 3)
+        for k in range(n2):
+            ka = min(max(k - 1, 0), n2 - 3)
+            g0[j, k] = 0.5 * n0 * _diff(f[ia, j, k], f[ia + 1, j, k], f[ia + 2, j, k],
+                                        i == 0, i == n0 - 1)
+            g1[j, k] = 0.5 * n1 * _diff(f[i, ja, k], f[i, ja + 1, k], f[i, ja + 2, k],
+                                        j == 0, j == n1 - 1)
+            g2[j, k] = 0.5 * n2 * _diff(f[i, j, ka], f[i, j, ka + 1], f[i, j, ka + 2],
+                                        k == 0, k == n2 - 1)
+
+
+@njit(cache=True, nogil=True)
+def gradient_3d(f, g0, g1, g2):
+    """Gradient of ``f`` at the cell centres, in ``[0, 1]`` units (see
+    :func:`_gradient_plane`). Needs every side ``>= 3``."""
+    for i in range(f.shape[0]):
+        _gradient_plane(f, i, g0[i], g1[i], g2[i])
 
 
 @njit(cache=True, nogil=True)
@@ -115,19 +122,21 @@ def _deposit3(out, y, x, z, w):
 
 
 @njit(cache=True, nogil=True)
-def _trilinear(p0, p1, p2, i, j, k, t, s, u):
+def _trilinear(p, ra, rb, j, k, t, s, u):
     """The three map components interpolated trilinearly at fractions ``(t, s, u)`` of the
-    cell with lower corner ``(i, j, k)`` (one set of weights for all three)."""
+    cell with lower corner ``(j, k)`` in the planes of slots ``ra`` and ``rb`` of ``p`` (one
+    set of weights for all three)."""
     y = x = z = 0.0
     for a in range(2):
         wa = t if a else 1.0 - t
+        r = rb if a else ra
         for b in range(2):
             wb = wa * (s if b else 1.0 - s)
             for c in range(2):
                 w = wb * (u if c else 1.0 - u)
-                y += w * p0[i + a, j + b, k + c]
-                x += w * p1[i + a, j + b, k + c]
-                z += w * p2[i + a, j + b, k + c]
+                y += w * p[0, r, j + b, k + c]
+                x += w * p[1, r, j + b, k + c]
+                z += w * p[2, r, j + b, k + c]
     return y, x, z
 
 
@@ -142,10 +151,13 @@ def _subsamples(e, maxsub, down):
 
 
 @njit(cache=True, nogil=True)
-def _stretch(p0, p1, p2, lo, hi, axis_lo, axis_hi):
-    """The largest change of the map components between two cells, per cell."""
-    d = max(abs(p0[hi] - p0[lo]), abs(p1[hi] - p1[lo]), abs(p2[hi] - p2[lo]))
-    return d / (axis_hi - axis_lo)
+def _stretch(p, ra, rb, ja, jb, ka, kb, span):
+    """The largest change of the map components between the cells ``(ra, ja, ka)`` and
+    ``(rb, jb, kb)`` of ``p``, per cell (``span`` cells apart)."""
+    d = 0.0
+    for c in range(3):
+        d = max(d, abs(p[c, rb, jb, kb] - p[c, ra, ja, ka]))
+    return d / span
 
 
 @njit(cache=True, nogil=True)
@@ -153,20 +165,25 @@ def pushforward_3d(rho, f, out, maxsub, mult, down):
     """``out = (grad f)_# rho`` for a cellwise-constant density on a 3-D grid: the 2-D
     kernel's rule with trilinear interpolation of the map at ``k0 x k1 x k2`` sub-samples
     (at most ``min(maxsub, 8)`` per axis) and trilinear deposits on the 8 nearest centres,
-    clamped; total mass is conserved exactly."""
+    clamped; total mass is conserved exactly. The map is computed plane by plane into a
+    ring of three planes (the cells of plane ``i`` read planes ``i - 1`` to ``i + 1``)."""
     n0, n1, n2 = rho.shape
     maxsub = min(maxsub, MAX_SUB_3D)
-    p0, p1, p2 = np.empty((n0, n1, n2)), np.empty((n0, n1, n2)), np.empty((n0, n1, n2))
-    gradient_3d(f, p0, p1, p2)
+    p = np.empty((3, 3, n1, n2))
+    out[...] = 0.0
+    sides = (n0, n1, n2)
+    ready = 0  # the planes of the map computed so far
     for i in range(n0):
-        for j in range(n1):
-            for k in range(n2):
-                p0[i, j, k] = p0[i, j, k] * n0 - 0.5  # the map in output cell units
-                p1[i, j, k] = p1[i, j, k] * n1 - 0.5
-                p2[i, j, k] = p2[i, j, k] * n2 - 0.5
-                out[i, j, k] = 0.0
-    for i in range(n0):
+        while ready < min(i + 2, n0):  # the map in output cell units, centre k at k
+            r = ready % 3
+            _gradient_plane(f, ready, p[0, r], p[1, r], p[2, r])
+            for c in range(3):
+                for j in range(n1):
+                    for k in range(n2):
+                        p[c, r, j, k] = p[c, r, j, k] * sides[c] - 0.5
+            ready += 1
         ia, ib = max(i - 1, 0), min(i + 1, n0 - 1)
+        sa, si, sb = ia % 3, i % 3, ib % 3
         for j in range(n1):
             ja, jb = max(j - 1, 0), min(j + 1, n1 - 1)
             for k in range(n2):
@@ -174,14 +191,13 @@ def pushforward_3d(rho, f, out, maxsub, mult, down):
                 if mass <= 0.0:
                     continue
                 ka, kb = max(k - 1, 0), min(k + 1, n2 - 1)
-                k0 = _subsamples(mult * _stretch(p0, p1, p2, (ia, j, k), (ib, j, k), ia, ib),
-                                 maxsub, down)
-                k1 = _subsamples(mult * _stretch(p0, p1, p2, (i, ja, k), (i, jb, k), ja, jb),
-                                 maxsub, down)
-                k2 = _subsamples(mult * _stretch(p0, p1, p2, (i, j, ka), (i, j, kb), ka, kb),
-                                 maxsub, down)
+                k0 = _subsamples(mult * _stretch(p, sa, sb, j, j, k, k, ib - ia), maxsub, down)
+                k1 = _subsamples(mult * _stretch(p, si, si, ja, jb, k, k, jb - ja), maxsub,
+                                 down)
+                k2 = _subsamples(mult * _stretch(p, si, si, j, j, ka, kb, kb - ka), maxsub,
+                                 down)
                 if k0 == 1 and k1 == 1 and k2 == 1:
-                    _deposit3(out, p0[i, j, k], p1[i, j, k], p2[i, j, k], mass)
+                    _deposit3(out, p[0, si, j, k], p[1, si, j, k], p[2, si, j, k], mass)
                     continue
                 w = mass / (k0 * k1 * k2)
                 for a in range(k0):
@@ -193,8 +209,8 @@ def pushforward_3d(rho, f, out, maxsub, mult, down):
                         for e in range(k2):
                             z = k + (e + 0.5) / k2 - 0.5
                             z0 = min(max(int(np.floor(z)), 0), n2 - 2)
-                            my, mx, mz = _trilinear(p0, p1, p2, r0, c0, z0, r - r0, c - c0,
-                                                    z - z0)
+                            my, mx, mz = _trilinear(p, r0 % 3, (r0 + 1) % 3, c0, z0, r - r0,
+                                                    c - c0, z - z0)
                             _deposit3(out, my, mx, mz, w)
 
 

@@ -78,6 +78,13 @@ def refine(f):
     return _per_axis(_refine_rows, f)
 
 
+def prolong(f):
+    """A function on a coarse grid at the centres of the grid twice as fine: the filter
+    :func:`_binomial`, then :func:`refine`. Linear, so it keeps every linear relation
+    between several functions (SGA's :math:`\\sum_i \\lambda_i f_i = 0`)."""
+    return refine(_binomial(f))
+
+
 def prolong_potentials(psi):
     r"""Potentials :math:`\psi_i` of a coarse grid on the grid twice as fine:
     :math:`q + (\psi_i - q)` interpolated, made convex, and their transforms.
@@ -97,7 +104,7 @@ def prolong_potentials(psi):
     fine = np.empty((len(psi),) + qf.shape)
     conj = np.empty_like(fine)
     for i in range(len(psi)):
-        fine[i] = qf + refine(_binomial(psi[i] - qc))
+        fine[i] = qf + prolong(psi[i] - qc)
         _nd.legendre(fine[i], conj[i])
         _nd.legendre(conj[i], fine[i])
     return fine, conj
@@ -106,5 +113,5 @@ def prolong_potentials(psi):
 def prolong_density(nu):
     """A coarse barycenter on the grid twice as fine, scaled to mean one: its (-1)^(i+j)
     mode filtered out (see :func:`_binomial`), interpolated, clipped at zero."""
-    fine = np.maximum(refine(_binomial(nu)), 0.0)
+    fine = np.maximum(prolong(nu), 0.0)
     return fine * (fine.size / fine.sum())

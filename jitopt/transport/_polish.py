@@ -12,7 +12,7 @@ from ._grid import _back_and_forth
 __all__ = []
 
 
-def polish(nu, mus, lam, psi, phi, active, steps, iters, maxsub, pool=None):
+def polish(nu, mus, lam, psi, phi, active, steps, iters, maxsub, pool=None, copy=True):
     r"""``steps`` fixed-point steps from the barycenter ``nu`` (mean one).
 
     Each step refines, for every input ``i`` in ``active`` (in ``pool`` when given), the
@@ -25,10 +25,11 @@ def polish(nu, mus, lam, psi, phi, active, steps, iters, maxsub, pool=None):
     deposit of ``output="sharpened"``).
 
     Returns the polished barycenter (mean one) and writes the refined pairs to ``psi`` and
-    ``phi``; returns ``None`` and leaves them unchanged when a value becomes non-finite.
+    ``phi``; returns ``None`` when a value becomes non-finite, and then leaves them
+    unchanged if ``copy`` (the pairs are refined in copies), else in an unspecified state.
     """
-    work_psi = psi.copy()
-    work_phi = phi.copy()
+    work_psi = psi.copy() if copy else psi
+    work_phi = phi.copy() if copy else phi
     pbar = np.empty(nu.shape)
 
     def refine(i):
@@ -51,11 +52,13 @@ def polish(nu, mus, lam, psi, phi, active, steps, iters, maxsub, pool=None):
             mass = new.sum()
             if not (np.isfinite(mass) and mass > 0):
                 return None
-            nu = new * (nu.size / mass)
+            new *= nu.size / mass
+            nu = new
     except FloatingPointError:
         return None
     if not (np.all(np.isfinite(nu)) and np.all(np.isfinite(work_psi))):
         return None
-    psi[:] = work_psi
-    phi[:] = work_phi
+    if copy:
+        psi[:] = work_psi
+        phi[:] = work_phi
     return nu

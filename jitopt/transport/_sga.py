@@ -7,12 +7,13 @@ import numpy as np
 
 from .._core.registry import register_method
 from .._core.result import NonFiniteOracle, Status
-from .._core.run import Algorithm, State, run
+from .._core.run import Algorithm, State, run, sub_run
 from .._core.stopping import MaxIter, MaxTime, Tolerance, verdict
 from ..problems import BarycenterProblem
 from ..validation import check_choice, check_int, check_real, check_rng
 from . import _kernels, _nd, _polish
-from ._grid import _half_sq_norm, _invlap
+from ._grid import _half_sq_norm, _invlap_inplace
+from ._levels import coarsen, prolong
 from ._wdha_variants import WdhaOptions, _pool, _sharpened
 
 __all__ = ["sga"]
@@ -27,7 +28,7 @@ MEASURE = "largest H^-1 distance between an input's pushforward and their mean"
     rng="Accepted for the common interface; SGA is deterministic."))
 def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=300,
         tol=1e-12, polish=None, polish_iters=10, output="iterate", n_jobs=None,
-        max_subsamples=16, max_time=np.inf, callback=None, history=False, disp=False,
+        coarsest=None, fine_maxiter=None, max_subsamples=16, max_time=np.inf, callback=None, history=False, disp=False,
         rng=None):
     r"""Exact (unregularised) Wasserstein-2 barycenter of densities on a 2-D or 3-D grid by
     Sobolev gradient ascent (SGA) on a concave dual.
@@ -84,8 +85,8 @@ def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=
         :math:`\eta_t = \eta` or :math:`\eta/\sqrt{t + 1}`. Default ``"constant"``
         (``"paper"``: ``"sqrt"``).
     maxiter : int, default 300
-        The number of iterations :math:`T`; running all of them is the normal end
-        (``Status.SCHEDULE_DONE``).
+        The number of iterations :math:`T` (on the coarsest grid of the coarse-to-fine
+        start); running all of them is the normal end (``Status.SCHEDULE_DONE``).
     tol : float, default 1e-12
         Stop (``Status.CONVERGED``) when ``stationarity`` is at most ``tol``: with the
         default, when the barycenter is found exactly (identical inputs, a unit weight).
@@ -101,6 +102,17 @@ def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=
     n_jobs : int, optional
         Threads for the per-input steps (default: one below 64 x 64 cells, else the number
         of CPUs, at most the number of inputs with positive weight).
+    coarsest : int, optional
+        The coarse-to-fine start (default 32 on 3-D grids; none on 2-D grids unless given;
+        not with ``"paper"``). A grid with even sides all larger than ``coarsest`` is first
+        solved, without polish, on the grid of its 2 x 2 (x 2) blocks (recursively, down to
+        at most ``coarsest`` cells per side, with the same options); the potentials
+        :math:`f_i` of that run, with their :math:`(-1)^{i+j}` mode filtered out, are
+        interpolated by cubic convolution (a linear map, so
+        :math:`\sum_i \lambda_i f_i = 0` still holds), its step :math:`c` is kept, and
+        the run goes on for ``fine_maxiter`` iterations.
+    fine_maxiter : int, optional
+        The iterations on a grid started from a coarser one (default ``maxiter // 20``).
     max_subsamples : int, default 16
         Cap on the sub-samples per cell and axis in the pushforwards.
     max_time : float, optional
@@ -126,7 +138,9 @@ def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=
         :math:`\max_i \|\rho_i - \bar\rho\|^2_{\dot H^{-1}}` at the last iterate, zero
         exactly at the optimum. ``dual`` (the :math:`I_i`), ``h1_residual`` (the terms of
         ``stationarity``), ``potentials`` (the :math:`\psi_i`, usable as in :func:`wdha`),
-        ``step`` (the final :math:`c`). ``nit``: accepted iterations; ``nfev``: evaluations
+        ``step`` (the final :math:`c`), ``levels`` (the grid's sides and ``nit`` of each
+        coarser run of the coarse-to-fine start, coarsest first; the other counts and
+        ``dual_value`` are of the finest grid only). ``nit``: accepted iterations; ``nfev``: evaluations
         of :math:`D` (rejected trials included); ``njev``: evaluations of the gradients
         :math:`G`; ``nifo``: pushforwards of the inputs (one per input of positive weight
         and gradient, plus ``2 * polish * polish_iters`` per such input for the polish).
@@ -182,13 +196,38 @@ def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=
         active = int(np.count_nonzero(problem.weights > 0))
         n_jobs = min(active, os.cpu_count() or 1) if problem.densities[0].size >= 4096 else 1
     n_jobs = check_int("n_jobs", n_jobs, low=1)
+    grid = problem.densities.shape[1:]
+    coarsest = check_int("coarsest", (32 if len(grid) == 3 else max(grid)) if coarsest is None
+                         else coarsest, low=3)
+    fine_maxiter = check_int("fine_maxiter", max(1, T // 20) if fine_maxiter is None
+                             else fine_maxiter, low=1)
     o = WdhaOptions(n=n, paper=paper, step=step, sqrt=schedule == "sqrt", T=T, tol=tol,
-                    polish=polish, polish_iters=polish_iters, output=output, maxsub=maxsub)
-    stop = (Tolerance("tol", tol) | MaxIter(T, status=Status.SCHEDULE_DONE)
-            | MaxTime(max_time))
+                    polish=polish, polish_iters=polish_iters, output=output, maxsub=maxsub,
+                    coarsest=coarsest, fine_T=fine_maxiter, max_time=max_time)
     with _pool(n_jobs) as pool:
-        return run(problem, Sga(o, pool), None, stop=stop, callback=callback,
-                   history=history, disp=disp, disp_every=max(1, T // 50))
+        return run(problem, Sga(o, pool), None, stop=_stop(o, grid, problem.weights),
+                   callback=callback, history=history, disp=disp,
+                   disp_every=max(1, T // 50))
+
+
+def _coarse_to_fine(o, grid, lam):
+    """Whether a run on ``grid`` starts from the grid of its 2 x 2 (x 2) blocks."""
+    return (not o.paper and all(n % 2 == 0 for n in grid) and min(grid) > max(o.coarsest, 5)
+            and np.count_nonzero(lam > 0) > 1)
+
+
+def _stop(o, grid, lam):
+    """The stopping tests of a run on ``grid``: ``fine_maxiter`` iterations after a coarse
+    start, else ``maxiter``."""
+    T = o.fine_T if _coarse_to_fine(o, grid, lam) else o.T
+    return (Tolerance("tol", o.tol) | MaxIter(T, status=Status.SCHEDULE_DONE)
+            | MaxTime(o.max_time))
+
+
+def _mean_product(a, b):
+    """``mean(a * b)`` with no temporary grid (and no BLAS call, which threads share)."""
+    axes = "ijk"[:a.ndim]
+    return float(np.einsum(f"{axes},{axes}->", a, b)) / a.size
 
 
 class Sga(Algorithm):
@@ -209,103 +248,127 @@ class Sga(Algorithm):
         self.problem, self.mus, self.lam = problem, mus, problem.weights
         self.active = [i for i in range(o.n) if self.lam[i] > 0]
         self.q = _half_sq_norm(mus.shape[1:])
-        self.f, self.trial = np.zeros(mus.shape), np.zeros(mus.shape)
-        self.phi, self.phi_trial = np.empty(mus.shape), np.empty(mus.shape)
-        self.rhos, self.g = np.zeros(mus.shape), np.zeros(mus.shape)
+        self.levels, self.c = [], o.step
+        self.f = self.coarse_start()
+        # phi[i] = (q - f[i])*; g[i] holds the pushforward rho_i, then the gradient G_i
+        self.phi, self.g, self.rbar = np.empty(mus.shape), np.zeros(mus.shape), np.empty(self.q.shape)
+        self.muq = {i: _mean_product(mus[i], self.q) for i in self.active}
         self.res = np.zeros(o.n)
-        self.c = o.step
         self.scale = 1.0 if o.paper else 1.0 / max(mus[i].max() for i in self.active)
         self.psi, self.dual, self.dual_value, self.gap = None, np.full(o.n, np.nan), np.nan, np.nan
-        s = State(None, np.nan, np.nan, self.measure, dual=self.conjugates(self.f, self.phi))
+        s = State(None, np.nan, np.nan, self.measure, dual=self.conjugates())
         if not np.isfinite(s.dual):
             raise NonFiniteOracle("The dual value is non-finite (NaN or inf)")
         self.gradients(s, 0.0)
         return s
 
-    def conjugates(self, f, phi):
+    def coarse_start(self):
+        """The potentials: zero, or prolonged (:func:`~jitopt.transport._levels.prolong`)
+        from a run without polish on the grid of 2 x 2 (x 2) blocks, whose final step ``c``
+        is kept."""
+        grid, lam = self.mus.shape[1:], self.lam
+        f = np.zeros(self.mus.shape)
+        if not _coarse_to_fine(self.o, grid, lam):
+            return f
+        problem = BarycenterProblem(coarsen(self.mus, len(grid)), lam)
+        coarse = Sga(self.o.but(polish=0, output="iterate"), self.pool)
+        s = sub_run(problem, coarse, None, _stop(self.o, problem.densities.shape[1:], lam))[0]
+        self.levels = coarse.levels + [tuple(n // 2 for n in grid) + (s.nit,)]
+        for i in self.active:
+            f[i] = prolong(coarse.f[i])
+        self.c = coarse.c
+        return f
+
+    def each(self, task):
+        """``task(i)`` for the inputs of positive weight, in the threads if any; the list of
+        the results."""
+        if self.pool:
+            return list(self.pool.map(task, self.active))
+        return [task(i) for i in self.active]
+
+    def conjugates(self):
         """``phi[i] = (q - f[i])*`` for the inputs of positive weight; returns ``D(f)``."""
-        q, m = self.q, self.q.size
+        q, f, phi = self.q, self.f, self.phi
 
         def one(i):
-            _nd.legendre(q - f[i], phi[i])
-            return float((self.mus[i] * (q - phi[i])).sum()) / m  # (no BLAS call)
+            np.subtract(q, f[i], out=phi[i])
+            _nd.legendre(phi[i], phi[i])
+            return self.muq[i] - _mean_product(self.mus[i], phi[i])
 
-        terms = list(self.pool.map(one, self.active)) if self.pool else \
-            [one(i) for i in self.active]
+        terms = self.each(one)
         self.problem.counts.add(nfev=1)
         return float(sum(self.lam[i] * t for i, t in zip(self.active, terms)))
 
     def gradients(self, s, eta):
         """The pushforwards, their mean (the iterate), the gradients ``g`` and residuals at
         the current potentials; sets ``s``'s values."""
-        def push(i):
-            _nd.push(self.mus[i], self.phi[i], self.rhos[i], self.o.maxsub, 1.0, False)
+        g, rbar, act = self.g, self.rbar, self.active
+        self.each(lambda i: _nd.push(self.mus[i], self.phi[i], g[i], self.o.maxsub, 1.0,
+                                     False))
+        _kernels.weighted_sum(g, self.lam, act, rbar)
+        out = g[act[0]] if self.o.paper else rbar
+        s.x, s.nu = out / out.sum(), rbar
 
-        if self.pool:
-            list(self.pool.map(push, self.active))
-        else:
-            for i in self.active:
-                push(i)
-        rbar = np.empty(self.q.shape)
-        _kernels.weighted_sum(self.rhos, self.lam, self.active, rbar)
-        for i in self.active:
-            r = rbar - self.rhos[i]
-            self.g[i] = _invlap(r)
-            self.res[i] = float(np.mean(self.g[i] * r))
-        self.problem.counts.add(njev=1, nifo=len(self.active))
+        def gradient(i):  # g[i] = (-Laplacian)^-1 (rbar - rho_i)
+            np.subtract(rbar, g[i], out=g[i])
+            return _invlap_inplace(g[i])
+
+        self.res[act] = self.each(gradient)
+        self.problem.counts.add(njev=1, nifo=len(act))
         if not (np.all(np.isfinite(rbar)) and np.all(np.isfinite(self.res))):
             raise NonFiniteOracle("A pushforward or gradient is non-finite (NaN or inf)")
-        out = self.rhos[self.active[0]] if self.o.paper else rbar
-        s.x, s.nu = out / out.sum(), rbar
         s.fun = 2.0 * s.dual
         self.dual_value = max(self.dual_value, s.fun) if s.nit else s.fun
         s.stationarity = float(self.res.max())
         s.extra = dict(zip(self.columns, (s.fun, eta, s.stationarity, *self.res)))
 
-    def direction(self, eta):
-        """``trial = f + eta * (ascent direction)``."""
-        f, g, trial, act = self.f, self.g, self.trial, self.active
+    def move(self, eta):
+        """``f += eta * (ascent direction)``, in place (``-eta`` undoes a step of the
+        symmetric form)."""
+        f, g, act = self.f, self.g, self.active
         if not self.o.paper:
             for i in act:
-                trial[i] = f[i] + eta * g[i]
+                f[i] += eta * g[i]
             return
         last, lam = act[-1], self.lam  # the authors' form: f_last eliminated
-        trial[last] = 0.0
+        f[last] = 0.0
         for j in act[:-1]:
-            trial[j] = f[j] + eta * lam[j] * (g[j] - g[last])
-            trial[last] -= (lam[j] / lam[last]) * trial[j]
+            f[j] += eta * lam[j] * (g[j] - g[last])
+            f[last] -= (lam[j] / lam[last]) * f[j]
 
     def step(self, s, budget):
         o = self.o
         while True:
             eta = self.c * self.scale / (np.sqrt(s.nit + 1.0) if o.sqrt else 1.0)
             with np.errstate(over="ignore", invalid="ignore"):
-                self.direction(eta)
-                value = self.conjugates(self.trial, self.phi_trial)
+                self.move(eta)
+                value = self.conjugates()
             if o.paper or value >= s.dual - 0.01 * abs(s.dual):  # the guard (NaN fails it)
                 break
+            self.move(-eta)
             self.c *= 0.5
             if self.c < o.step * 2.0 ** -30:
+                self.conjugates()  # (of the iterate kept)
                 return verdict(Status.SMALL_STEP, s, min_step=o.step * 2.0 ** -30)
         if not np.isfinite(value):
             raise NonFiniteOracle("The dual value is non-finite (NaN or inf)")
-        self.f, self.trial = self.trial, self.f
-        self.phi, self.phi_trial = self.phi_trial, self.phi
         s.dual = value
         s.nit += 1
         self.gradients(s, eta)
 
     def finish(self, s, ended, budget):
         o, status = self.o, ended[0]
-        psi = np.zeros(self.mus.shape)
-        for i in self.active:
-            _nd.legendre(self.phi[i], psi[i])  # psi_i = phi_i*, paired with x
+        psi = self.g  # (free now; zero for the inputs of zero weight)
+        self.each(lambda i: _nd.legendre(self.phi[i], psi[i]))  # psi_i = phi_i*, paired with x
         nu, note = s.nu, ""
         if o.polish and status is Status.SCHEDULE_DONE:
             polished = _polish.polish(nu, self.mus, self.lam, psi, self.phi, self.active,
-                                      o.polish, o.polish_iters, o.maxsub, self.pool)
+                                      o.polish, o.polish_iters, o.maxsub, self.pool,
+                                      copy=False)
             self.problem.counts.add(nifo=2 * o.polish * o.polish_iters * len(self.active))
-            if polished is None:
+            if polished is None:  # the pairs of the iterate again
+                self.conjugates()
+                self.each(lambda i: _nd.legendre(self.phi[i], psi[i]))
                 note = " The polish was dropped: a value in it became non-finite."
             else:
                 nu = polished
@@ -329,4 +392,5 @@ class Sga(Algorithm):
 
     def fields(self, x, nit):
         return {"dual_value": self.dual_value, "gap": self.gap, "dual": self.dual,
-                "h1_residual": self.res, "potentials": self.psi, "step": self.c}
+                "h1_residual": self.res, "potentials": self.psi, "step": self.c,
+                "levels": self.levels}

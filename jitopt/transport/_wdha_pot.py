@@ -1,4 +1,5 @@
-"""POT's interface to WDHA: :func:`wdha_barycenter`, with a progress bar."""
+"""POT's interfaces to WDHA and SGA: :func:`wdha_barycenter` and :func:`sga_barycenter`,
+with a progress bar."""
 
 import sys
 import time
@@ -8,9 +9,10 @@ import numpy as np
 
 from ..problems import BarycenterProblem, as_density
 from ..validation import check_choice, check_int, check_real
+from ._sga import sga
 from ._wdha import wdha
 
-__all__ = ["wdha_barycenter"]
+__all__ = ["wdha_barycenter", "sga_barycenter"]
 
 
 class _Progress:
@@ -127,6 +129,103 @@ def wdha_barycenter(A, weights=None, numItermax=None, stopThr=1e-12, verbose=Fal
         "objective": h["fun"][rows],
         "potentials": res.get("potentials"),
         "sigma": res.get("sigma"),
+        "niter": res.nit,
+        "success": res.success,
+        "status": res.status,
+        "message": res.message,
+        "time": res.time,
+    }
+
+
+def sga_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=False, log=False,
+                   variant="sharp", step=None, n_jobs=None, max_subsamples=16, polish=None,
+                   polish_iters=10):
+    r"""Exact Wasserstein-2 barycenter of densities on a 2-D or 3-D grid by Sobolev gradient
+    ascent, with POT's interface.
+
+    A thin wrapper over :func:`sga` with the argument names of POT's barycenters (those of
+    :func:`wdha_barycenter`): ``sga_barycenter(A, weights, numItermax, stopThr)`` is
+    ``sga(BarycenterProblem(A, weights), maxiter=numItermax, tol=stopThr).x``.
+
+    Parameters
+    ----------
+    A : array_like of shape (n_hists, height, width) or (n_hists, height, width, depth)
+        Nonnegative densities on a common grid over the unit square (the ``densities`` of
+        :class:`~jitopt.problems.BarycenterProblem`); each is normalised to unit mass.
+    weights : array_like of shape (n_hists,), optional
+        Barycentric weights on the simplex (default uniform).
+    numItermax : int, default 300
+        ``maxiter`` of :func:`sga`: the number of iterations :math:`T` (on the coarsest grid
+        of its coarse-to-fine start).
+    stopThr : float, default 1e-12
+        Stop before ``numItermax`` when the stationarity (the largest
+        :math:`\dot H^{-1}` distance between an input's pushforward and their mean) is at
+        most ``stopThr``.
+    verbose : bool, default False
+        Show a progress bar with the dual value and the stationarity.
+    log : bool, default False
+        Also return a dict of diagnostics.
+    variant, step, n_jobs, max_subsamples, polish, polish_iters
+        As in :func:`sga` (by default the final polish: 3 fixed-point steps; ``polish=0``
+        returns the mean of the last pushforwards).
+
+    Returns
+    -------
+    barycenter : ndarray of the grid's shape
+        Nonnegative, summing to 1.
+    log : dict
+        Only if ``log=True``, one row per iteration of the finest grid: ``dual_value``
+        (:math:`2D(f)`, a lower bound of the optimal :math:`\sum_i \lambda_i W_2^2`),
+        ``h1_residual`` (the squared :math:`\dot H^{-1}` distance of each input's
+        pushforward to their mean, per iteration and input), ``step`` (the step
+        :math:`\eta`); and the final ``objective`` (the estimate of
+        :math:`\sum_i \lambda_i W_2^2` at the barycenter), ``lower_bound`` (the largest
+        ``dual_value``), ``gap``, ``potentials`` (the final :math:`\psi_i`), ``niter``,
+        ``success``, ``status`` (a :class:`~jitopt.Status`), ``message``, ``time``.
+
+    Warns
+    -----
+    RuntimeWarning
+        When the run stops on a non-finite value (the barycenter returned is then the best
+        iterate before it).
+
+    Examples
+    --------
+    Two squares of side 8 cells, 16 rows and 8 columns apart: the optimal
+    :math:`\sum_i \lambda_i W_2^2` is :math:`(8/32)^2 + (4/32)^2 = 0.078125`.
+
+    >>> import numpy as np
+    >>> from jitopt.transport import sga_barycenter
+    >>> A = np.zeros((2, 32, 32))
+    >>> A[0, 4:12, 4:12] = A[1, 20:28, 12:20] = 1.0
+    >>> bary, log = sga_barycenter(A, log=True)
+    >>> log["niter"], log["h1_residual"].shape, bool(log["lower_bound"] <= 0.078125)
+    (300, (300, 2), True)
+    """
+    problem = BarycenterProblem(as_density("A", A, stack=True), weights)  # errors name A
+    T = check_int("numItermax", numItermax, low=1)
+    stopThr = check_real("stopThr", stopThr, low=0.0)
+    bar = _Progress(T) if verbose else None
+    res = sga(problem, variant=variant, maxiter=T, tol=stopThr, step=step, n_jobs=n_jobs,
+              max_subsamples=max_subsamples, polish=polish, polish_iters=polish_iters,
+              history=True, callback=bar)
+    if bar:
+        bar.update(res.nit, res.dual_value, res.stationarity, final=True)
+    if not res.success:
+        warnings.warn(f"sga_barycenter: {res.message}", RuntimeWarning, stacklevel=2)
+    if not log:
+        return res.x
+    h = res.history
+    rows = h["iteration"] > 0  # (row 0 is the start)
+    return res.x, {
+        "dual_value": h["dual_value"][rows],
+        "h1_residual": np.column_stack([h[f"h1_residual_{i}"][rows]
+                                        for i in range(problem.n_densities)]),
+        "step": h["step"][rows],
+        "objective": res.fun,
+        "lower_bound": res.dual_value,
+        "gap": res.gap,
+        "potentials": res.get("potentials"),
         "niter": res.nit,
         "success": res.success,
         "status": res.status,
