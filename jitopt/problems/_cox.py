@@ -153,10 +153,6 @@ class Cox(RowLoss):
         self.time, self.event = self.y, np.ascontiguousarray(event, dtype=float)
         self._order = np.argsort(self.time, kind="stable")
 
-    @staticmethod
-    def _check_y(y):
-        pass  # any finite times (checked with X)
-
     def _sorted(self, w, idx):
         r"""``(rows, t, eta - c, e, c_del, total)`` for the rows ``idx`` sorted by time:
         their times, :math:`\eta` shifted by its largest value :math:`c` over the rows of

@@ -240,6 +240,11 @@ class RowLoss(FiniteSumProblem):
     a subclass's ``_fg(w, idx, gradient)`` (the compiled loss of the rows ``idx``) after its
     ``_check_y(y)``."""
 
+    @staticmethod
+    def _check_y(y):
+        """Refuse ``y`` outside the loss's domain (here: every finite ``y``, which ``_data``
+        checks, is accepted)."""
+
     def __init__(self, X, y, alpha=0.0, fit_intercept=False, sample_weight=None):
         from ..manifolds import Euclidean
 
