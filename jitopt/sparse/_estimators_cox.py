@@ -8,8 +8,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..problems import Cox
 from ..validation import check_real
 from ._estimators import _IHTBase, _sample_weight, _sparsity
-from ._estimators_cv import _SHARED_DOC, _SelectBase
-from ._estimators_glm import _start
+from ._estimators_cv import _SHARED_DOC
+from ._estimators_glm import _SelectLikelihood, _start
 from ._paths import _Path
 
 __all__ = ["IHTCoxRegressor", "IHTCoxRegressorCV", "concordance_index"]
@@ -267,7 +267,7 @@ def _mean_nll(coef, X, y, sw):
     return Cox(X, y[:, 0], y[:, 1], 0.0, sw).cost(coef)
 
 
-class IHTCoxRegressorCV(_SelectBase, IHTCoxRegressor):
+class IHTCoxRegressorCV(_SelectLikelihood, IHTCoxRegressor):
     __doc__ = (r"""Sparse Cox regression that chooses its sparsity :math:`k` by cross-validation
     or an information criterion.
 
@@ -319,12 +319,7 @@ class IHTCoxRegressorCV(_SelectBase, IHTCoxRegressor):
         self.max_iter = max_iter
         self.tol = tol
 
-    swap = 0
     _fixed_class = IHTCoxRegressor
-
-    def _iht_options(self, swap, forced):
-        return dict(constraint=self.constraint, selection=self.selection, step=self.step,
-                    maxiter=self.max_iter, tol=self.tol, refit=True, always_select=forced)
 
     def fit(self, X, y, sample_weight=None):
         """Choose ``k`` and fit; returns ``self``."""

@@ -221,7 +221,18 @@ class PoissonPath(_Path):
         return 2.0 * float(loss.sum() if self.sw is None else self.sw @ loss)
 
 
-class IHTPoissonRegressorCV(_SelectBase, IHTPoissonRegressor):
+class _SelectLikelihood(_SelectBase):
+    """The search over ``k`` for the likelihood models (Poisson, Cox): ``iht`` without the
+    exchange search, seed or JIT switch."""
+
+    swap = 0
+
+    def _iht_options(self, swap, forced):
+        return dict(constraint=self.constraint, selection=self.selection, step=self.step,
+                    maxiter=self.max_iter, tol=self.tol, refit=True, always_select=forced)
+
+
+class IHTPoissonRegressorCV(_SelectLikelihood, IHTPoissonRegressor):
     __doc__ = (r"""Sparse Poisson regression that chooses its sparsity :math:`k` by
     cross-validation or an information criterion.
 
@@ -271,12 +282,7 @@ class IHTPoissonRegressorCV(_SelectBase, IHTPoissonRegressor):
         self.max_iter = max_iter
         self.tol = tol
 
-    swap = 0
     _fixed_class = IHTPoissonRegressor
-
-    def _iht_options(self, swap, forced):
-        return dict(constraint=self.constraint, selection=self.selection, step=self.step,
-                    maxiter=self.max_iter, tol=self.tol, refit=True, always_select=forced)
 
     def fit(self, X, y, sample_weight=None):
         """Choose ``k`` and fit; returns ``self``."""
