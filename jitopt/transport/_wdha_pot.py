@@ -109,14 +109,9 @@ def wdha_barycenter(A, weights=None, numItermax=None, stopThr=1e-12, verbose=Fal
     T = check_int("numItermax", (300 if variant == "paper" else 1000) if numItermax is None
                   else numItermax, low=1)
     stopThr = check_real("stopThr", stopThr, low=0.0)
-    bar = _Progress(T) if verbose else None
-    res = wdha(problem, variant=variant, maxiter=T, tol=stopThr, order=order, sigma0=sigma0,
-               n_jobs=n_jobs, max_subsamples=max_subsamples, polish=polish,
-               polish_iters=polish_iters, history=True, callback=bar)
-    if bar:
-        bar.update(res.nit, res.fun, res.stationarity, final=True)
-    if not res.success:
-        warnings.warn(f"wdha_barycenter: {res.message}", RuntimeWarning, stacklevel=2)
+    res = _run("wdha_barycenter", wdha, problem, T, verbose, "fun", variant=variant,
+               tol=stopThr, order=order, sigma0=sigma0, n_jobs=n_jobs,
+               max_subsamples=max_subsamples, polish=polish, polish_iters=polish_iters)
     if not log:
         return res.x
     h = res.history
@@ -129,11 +124,7 @@ def wdha_barycenter(A, weights=None, numItermax=None, stopThr=1e-12, verbose=Fal
         "objective": h["fun"][rows],
         "potentials": res.get("potentials"),
         "sigma": res.get("sigma"),
-        "niter": res.nit,
-        "success": res.success,
-        "status": res.status,
-        "message": res.message,
-        "time": res.time,
+        **_outcome(res),
     }
 
 
@@ -205,14 +196,9 @@ def sga_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=False
     problem = BarycenterProblem(as_density("A", A, stack=True), weights)  # errors name A
     T = check_int("numItermax", numItermax, low=1)
     stopThr = check_real("stopThr", stopThr, low=0.0)
-    bar = _Progress(T) if verbose else None
-    res = sga(problem, variant=variant, maxiter=T, tol=stopThr, step=step, n_jobs=n_jobs,
-              max_subsamples=max_subsamples, polish=polish, polish_iters=polish_iters,
-              history=True, callback=bar)
-    if bar:
-        bar.update(res.nit, res.dual_value, res.stationarity, final=True)
-    if not res.success:
-        warnings.warn(f"sga_barycenter: {res.message}", RuntimeWarning, stacklevel=2)
+    res = _run("sga_barycenter", sga, problem, T, verbose, "dual_value", variant=variant,
+               tol=stopThr, step=step, n_jobs=n_jobs, max_subsamples=max_subsamples,
+               polish=polish, polish_iters=polish_iters)
     if not log:
         return res.x
     h = res.history
@@ -226,9 +212,24 @@ def sga_barycenter(A, weights=None, numItermax=300, stopThr=1e-12, verbose=False
         "lower_bound": res.dual_value,
         "gap": res.gap,
         "potentials": res.get("potentials"),
-        "niter": res.nit,
-        "success": res.success,
-        "status": res.status,
-        "message": res.message,
-        "time": res.time,
+        **_outcome(res),
     }
+
+
+def _run(name, solver, problem, T, verbose, shown, **options):
+    """``solver(problem, maxiter=T, history=True, **options)`` with a progress bar showing
+    the result's field ``shown`` when ``verbose``, and a warning naming ``name`` when it
+    fails."""
+    bar = _Progress(T) if verbose else None
+    res = solver(problem, maxiter=T, history=True, callback=bar, **options)
+    if bar:
+        bar.update(res.nit, res[shown], res.stationarity, final=True)
+    if not res.success:
+        warnings.warn(f"{name}: {res.message}", RuntimeWarning, stacklevel=3)
+    return res
+
+
+def _outcome(res):
+    """The log entries every POT-style wrapper ends with."""
+    return {"niter": res.nit, "success": res.success, "status": res.status,
+            "message": res.message, "time": res.time}
