@@ -44,6 +44,15 @@ def make_data(n, p, k, rho, rng):
     return X, X @ beta + rng.standard_normal(n), Xt, Xt @ beta + rng.standard_normal(n), beta
 
 
+def timed_fit(make, X, y):
+    """``(model, seconds)`` of ``make().fit(X, y)``, its warnings silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = time.perf_counter()
+        model = make().fit(X, y)
+        return model, time.perf_counter() - t
+
+
 def methods(ks):
     ours = {
         "jitopt cv=5": lambda: IHTRegressorCV(ks, cv=5),
@@ -89,11 +98,7 @@ def run(n, p, k, rhos, reps, seed):
             X, y, Xt, yt, beta = make_data(n, p, k, rho, rng)
             truth = set(np.flatnonzero(beta))
             for name, make in every.items():
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    t = time.perf_counter()
-                    model = make().fit(X, y)
-                    elapsed = time.perf_counter() - t
+                model, elapsed = timed_fit(make, X, y)
                 coef = np.ravel(model.coef_)
                 chosen = set(np.flatnonzero(coef))
                 stats[name].append(dict(
@@ -267,11 +272,7 @@ def poisson(reps, seed, n=500, p=2000, k=10):
         y, yt = rng.poisson(np.exp(X @ beta)), rng.poisson(np.exp(Xt @ beta))
         truth = set(support)
         for name, make in every.items():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t = time.perf_counter()
-                model = make().fit(X, y)
-                elapsed = time.perf_counter() - t
+            model, elapsed = timed_fit(make, X, y)
             chosen = set(np.flatnonzero(model.coef_))
             dev = mean_poisson_deviance(yt, np.exp(Xt @ model.coef_ + model.intercept_))
             stats[name].append((len(chosen & truth), len(chosen - truth), dev, elapsed))
@@ -330,11 +331,7 @@ def null_augmented(splits, seed, n_null=1000):
     for r in range(splits):
         a, b, c, d = train_test_split(Z, y, test_size=0.3, random_state=seed + r)
         for name, make in every.items():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t = time.perf_counter()
-                model = make().fit(a, c)
-                elapsed = time.perf_counter() - t
+            model, elapsed = timed_fit(make, a, c)
             chosen = np.flatnonzero(model.coef_)
             stats[name].append(dict(null=int(np.sum(chosen >= 64)), k=len(chosen),
                                     mse=float(np.mean((d - model.predict(b)) ** 2)),
@@ -378,11 +375,7 @@ def breast_cancer(splits, seed):
     for r in range(splits):
         a, b, c, d = train_test_split(X, y, test_size=0.3, stratify=y, random_state=seed + r)
         for name, make in every.items():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t = time.perf_counter()
-                model = make().fit(a, c)
-                elapsed = time.perf_counter() - t
+            model, elapsed = timed_fit(make, a, c)
             proba = np.clip(model.predict_proba(b), 1e-15, 1.0)
             stats[name].append(dict(
                 accuracy=float(np.mean(np.argmax(proba, axis=1) == d)),
@@ -530,11 +523,7 @@ def survival(reps, seed, n=500, p=2000, k=10):
         X, y, Xt, yt, beta = survival_data(n, p, k, np.random.default_rng(seed + r))
         truth = set(np.flatnonzero(beta))
         for name, make in every.items():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t = time.perf_counter()
-                model = make().fit(X, y)
-                elapsed = time.perf_counter() - t
+            model, elapsed = timed_fit(make, X, y)
             chosen = set(np.flatnonzero(model.coef_))
             stats[name].append(dict(
                 tp=len(chosen & truth), fp=len(chosen - truth), exact=chosen == truth,
