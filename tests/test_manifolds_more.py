@@ -81,6 +81,32 @@ def test_batched_equals_looped(one, many):
         assert np.isclose(many.dist(x, y), d, rtol=1e-10)
 
 
+@pytest.mark.parametrize("n, p, scale", [(1, 1, 1.0), (4, 2, 1.0), (5, 5, 1.0),
+                                         (40, 6, 1.0), (30, 4, 1e-8)])
+def test_compiled_qr_retraction_equals_lapack(n, p, scale):
+    """The compiled kernel (Householder loops, for the k copies and compiled loops) against
+    LAPACK's QR with a nonnegative diagonal, down to columns of very different lengths
+    (condition number about 1e8, where Gram-Schmidt loses orthogonality)."""
+    from jitopt.manifolds._kernels import qr_retraction as compiled
+    from jitopt.manifolds._stiefel import qr_retraction as lapack
+    rng = np.random.default_rng(n + p)
+    x = rng.standard_normal((n, p)) * np.geomspace(1.0, scale, p)
+    u = -2.0 * x  # x + u = -x: every diagonal entry of Householder's R changes sign
+    q = compiled(x, u)
+    assert q.flags.c_contiguous
+    assert np.abs(q - lapack(x, u)).max() < 1e-13 / max(scale, 1e-3)
+    assert np.abs(q.T @ q - np.eye(p)).max() < 1e-14
+
+
+def test_compiled_qr_retraction_of_dependent_columns_is_orthonormal():
+    from jitopt.manifolds._kernels import qr_retraction as compiled
+    x = np.ones((5, 3))
+    x[:, 2] = 0.0
+    q = compiled(x, np.zeros_like(x))
+    assert np.abs(q.T @ q - np.eye(3)).max() < 1e-15
+    assert np.allclose(q[:, 0], 1 / np.sqrt(5))
+
+
 def test_check_point_names_the_copy():
     x = Stiefel(5, 2, k=3).random_point(rng=0)
     x[2, 0, 0] += 1e-3

