@@ -132,16 +132,17 @@ class _SelectBase:
 
     def _cross_validate(self, X, y, target, sw, ks):
         splits = list(check_cv(self.cv, y, classifier=is_classifier(self)).split(X, y))
-        folds = [(self._path(X[tr], target[tr], None if sw is None else sw[tr]), te)
+        # each split's path on its training rows, and its test rows (taken once)
+        folds = [(self._path(X[tr], target[tr], None if sw is None else sw[tr]),
+                  (X[te], y[te], target[te], None if sw is None else sw[te]))
                  for tr, te in splits]
         scorer = None if self.scoring is None else check_scoring(self, self.scoring)
         table = {}
 
         def evaluate(indices):
             rows = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(self._fold_scores)(path, ks, indices, X[te], y[te], target[te],
-                                           None if sw is None else sw[te], scorer)
-                for path, te in folds)
+                delayed(self._fold_scores)(path, ks, indices, *test, scorer)
+                for path, test in folds)
             for j, i in enumerate(indices):
                 table[i] = np.array([r[j] for r in rows])
             return [-table[i].mean() for i in indices]
