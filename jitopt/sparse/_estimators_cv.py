@@ -195,8 +195,8 @@ _SHARED_DOC = r"""
     previous candidate (a point with fewer than ``k`` nonzeros, which the two-step
     projection leaves unchanged): by :func:`jitopt.sparse.iht` with a refit on the final
     support, or, for least squares with a box, the orthant or no constraint, by the
-    exchange search (``swap``) alone after the first candidate (the best additions up to
-    ``k``, then exchanges, each support refitted exactly: abess's path, with the bounds);
+    exchange search (``swap``) alone, from 0 at the first candidate (the best additions up
+    to ``k``, then exchanges, each support refitted exactly: abess's path, with the bounds);
     ``k = 0`` is the intercept-only model. ``criterion="cv"`` scores each
     candidate on the test rows of every split of ``cv`` (one path per split, on its training
     rows); ``k_`` is the smallest candidate with the largest mean score (or, with
