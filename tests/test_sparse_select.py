@@ -178,13 +178,38 @@ def test_one_standard_error_rule():
     np.testing.assert_allclose(mean, best.cv_results_["mean_test_score"])
 
 
-def test_golden_search_equals_sequential_with_fewer_evaluations():
-    X, y, beta = sparse_regression_data(150, 40, 5, rho=0.2, snr=10.0, rng=7)
-    ks = range(0, 30)
+def _unimodal(curve):
+    """Strictly decreasing up to its minimum, strictly increasing after it."""
+    low = int(np.argmin(curve))
+    return bool(np.all(np.diff(curve[:low + 1]) < 0) and np.all(np.diff(curve[low:]) > 0))
+
+
+def test_golden_search_finds_the_minimum_of_every_unimodal_curve():
+    # brute force: random strictly unimodal curves, their minimum anywhere
+    rng = np.random.default_rng(0)
+    for m in (1, 2, 4, 5, 6, 8, 13, 30, 100):
+        for _ in range(100):
+            low = int(rng.integers(m))
+            steps = np.cumsum(rng.random(m) + 0.01)
+            curve = np.abs(steps - steps[low])
+            best, scores = search_candidates(m, lambda idx: curve[idx], "golden")
+            assert best == low
+            assert len(scores) <= math.log(m, 1.618) + 4
+            if m >= 8:
+                assert len(scores) < m
+
+
+def test_golden_search_equals_sequential_on_a_unimodal_curve():
+    X, y, beta = sparse_regression_data(400, 30, 5, rho=0.2, snr=10.0, rng=5)
+    ks = range(0, 16)
     for criterion in ("ebic", "cv"):
         seq = IHTRegressorCV(ks, criterion=criterion).fit(X, y)
+        curve = (-seq.cv_results_["mean_test_score"] if criterion == "cv"
+                 else seq.criterion_)
+        assert _unimodal(curve)  # the premise of the search, checked on the full path
         gold = IHTRegressorCV(ks, criterion=criterion, search="golden").fit(X, y)
         assert gold.k_ == seq.k_ == 5
+        assert gold.support_.tolist() == np.flatnonzero(beta).tolist()
         np.testing.assert_allclose(gold.coef_, seq.coef_, atol=1e-10)
         assert len(gold.cv_results_["param_k"]) <= len(ks) // 2
 

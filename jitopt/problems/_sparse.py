@@ -95,7 +95,7 @@ class LeastSquares(FiniteSumProblem):
         self._streak = np.zeros(p, dtype=np.int64)  # consecutive calls with j in it
         self._counter = np.zeros(2, dtype=np.int64)  # rows cached, calls made
         self._lipschitz = None
-        self._diag = None
+        self._diag = self._offset = None
         super().__init__(Euclidean(p), self._cost_idx, self._egrad_idx, n)
         self._cost_and_egrad = self._full
 
@@ -194,6 +194,13 @@ class LeastSquares(FiniteSumProblem):
     def gram_rhs(self):
         r""":math:`X^\top y/n`, so that :math:`\nabla R(w) = Gw - X^\top y/n`."""
         return self._b
+
+    def gram_offset(self):
+        r""":math:`\|y\|^2/(2n)`, so that :math:`R(w) = \frac12 w^\top Gw - w^\top X^\top y/n +
+        \|y\|^2/(2n)`."""
+        if self._offset is None:
+            self._offset = 0.5 * float(self.y @ self.y) / self.n_samples
+        return self._offset
 
     def gram_diagonal(self):
         r"""The diagonal of :math:`X^\top X/n` (squared column norms over :math:`n`)."""

@@ -132,16 +132,17 @@ class _SelectBase:
 
     def _cross_validate(self, X, y, target, sw, ks):
         splits = list(check_cv(self.cv, y, classifier=is_classifier(self)).split(X, y))
-        folds = [(self._path(X[tr], target[tr], None if sw is None else sw[tr]), te)
+        # each split's path on its training rows, and its test rows (taken once)
+        folds = [(self._path(X[tr], target[tr], None if sw is None else sw[tr]),
+                  (X[te], y[te], target[te], None if sw is None else sw[te]))
                  for tr, te in splits]
         scorer = None if self.scoring is None else check_scoring(self, self.scoring)
         table = {}
 
         def evaluate(indices):
             rows = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(self._fold_scores)(path, ks, indices, X[te], y[te], target[te],
-                                           None if sw is None else sw[te], scorer)
-                for path, te in folds)
+                delayed(self._fold_scores)(path, ks, indices, *test, scorer)
+                for path, test in folds)
             for j, i in enumerate(indices):
                 table[i] = np.array([r[j] for r in rows])
             return [-table[i].mean() for i in indices]
@@ -194,8 +195,8 @@ _SHARED_DOC = r"""
     previous candidate (a point with fewer than ``k`` nonzeros, which the two-step
     projection leaves unchanged): by :func:`jitopt.sparse.iht` with a refit on the final
     support, or, for least squares with a box, the orthant or no constraint, by the
-    exchange search (``swap``) alone after the first candidate (the best additions up to
-    ``k``, then exchanges, each support refitted exactly: abess's path, with the bounds);
+    exchange search (``swap``) alone, from 0 at the first candidate (the best additions up
+    to ``k``, then exchanges, each support refitted exactly: abess's path, with the bounds);
     ``k = 0`` is the intercept-only model. ``criterion="cv"`` scores each
     candidate on the test rows of every split of ``cv`` (one path per split, on its training
     rows); ``k_`` is the smallest candidate with the largest mean score (or, with

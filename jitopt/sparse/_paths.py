@@ -12,7 +12,7 @@ from ..problems import LeastSquares, Logistic
 from ._estimators import _least_squares_data
 from ._iht import iht
 from ._projection import check_always_select, check_constraint
-from ._refit import exchange_search
+from ._refit import search_from
 
 __all__ = ["LeastSquaresPath", "LogisticPath"]
 
@@ -83,15 +83,22 @@ class LeastSquaresPath(_Path):
         self.fit_intercept, self.name = est.fit_intercept, type(est).__name__
         self.options = est._iht_options(est.swap if c.separable else 0, forced)
         self.bounds = c.kernel_args(Xs.shape[1])[:2]
+        self._gradient = (None, None)  # (a fit, the gradient at it)
 
     def _fit(self, x0, k):
         if k == 0:
             return np.zeros(self.keep.shape[0]), 1
-        if x0 is not None and self.options["swap"] > 0:
-            # from the previous fit: the best additions up to k, then the exchanges
+        if self.options["swap"] > 0:
+            # from the previous fit (or 0): the best additions up to k, then the exchanges
+            # (with the gradient the search left at x0, when x0 is the last fit)
             lo, hi = self.bounds
-            x, _, n_swaps = exchange_search(self.problem, x0, k, lo, hi, self.options["swap"],
-                                            always_select=self.options["always_select"])
+            g = self._gradient[1] if self._gradient[0] is x0 else None
+            if x0 is None:
+                x0, g = np.zeros(self.keep.shape[0]), -self.problem.gram_rhs()
+            x, n_swaps, g = search_from(self.problem, x0, k, lo, hi, self.options["swap"],
+                                        always_select=self.options["always_select"],
+                                        gradient=g)
+            self._gradient = (x, g)
             return x, n_swaps + 1  # the rounds of the search
         res = self._solve(self.problem, x0, k)
         return res.x, res.nit

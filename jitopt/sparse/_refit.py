@@ -14,7 +14,7 @@ from ._kernels import box_qp, free_qp
 from ._splice_kernels import INTERPRETED, splice_round
 from ._projection import check_always_select
 
-__all__ = ["exchange_search", "refit_on_support"]
+__all__ = ["exchange_search", "refit_on_support", "search_from"]
 
 #: the exchange search and the box refit run their kernels interpreted (the same
 #: operations, so the same results) until these are compiled or found in Numba's cache: for
@@ -116,7 +116,16 @@ def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200, always
     >>> np.flatnonzero(w), np.flatnonzero(beta)
     (array([ 1, 10, 17]), array([ 1, 10, 17]))
     """
-    lo, hi = lower, upper
+    w, n_swaps, _ = search_from(problem, x, k, lower, upper, max_swap, maxiter,
+                                always_select)
+    return w, problem.cost(w), n_swaps
+
+
+def search_from(problem, x, k, lo, hi, max_swap=5, maxiter=200, always_select=None,
+                gradient=None):
+    """:func:`exchange_search` without the final cost, for a path over ``k``: ``(w,
+    n_swaps, g)`` with ``g`` the gradient at ``w``, which a next call from ``w`` takes as
+    ``gradient`` (instead of computing it from the Gram rows of its support)."""
     p = x.shape[0]
     forced = check_always_select(always_select, p, k)
     kept = np.zeros(p if forced.shape[0] else 0, dtype=np.int64)
@@ -127,35 +136,41 @@ def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200, always
     S = np.union1d(np.flatnonzero(x), forced)
     ahead = None
     if S.shape[0] < k:  # fill the support up to k with the best coordinates to add
-        gain = _add_gain(x[S] @ problem.gram_rows(S) - rhs, diag, lo, hi)
+        if gradient is None:
+            gradient = x[S] @ problem.gram_rows(S) - rhs
+        gain = _add_gain(gradient, diag, lo, hi)
         gain[S] = -np.inf
         m = k - S.shape[0]
         best = _largest(gain, m + _AHEAD)
         S, ahead = np.sort(np.concatenate([S, best[:m]])), best[m:]
     G, rows = problem.gram_rows_in_place(S, prefetch=ahead)
     v = x[S].copy()
+    Q = _sym(G[np.ix_(rows, S)])
+    # R(x) from the Gram block, for the threshold of a decrease (relative to R, not to q)
+    r0 = 0.5 * (v @ (Q @ v)) - rhs[S] @ v + problem.gram_offset()
     work = k * (10 * p + k * n)
     if lo.max() == -np.inf and hi.min() == np.inf:  # (the round's specialisation for None)
-        q = _kernel(free_qp, work)(_sym(G[np.ix_(rows, S)]), rhs[S], v)
+        q = _kernel(free_qp, work)(Q, rhs[S], v)
         bounds = (None, None)
     else:
-        q = _kernel(box_qp, work)(_sym(G[np.ix_(rows, S)]), rhs[S], lo[S], hi[S], v,
-                                  10 * k + 10)
+        q = _kernel(box_qp, work)(Q, rhs[S], lo[S], hi[S], v, 10 * k + 10)
         bounds = (lo, hi)
     exchange_round = _kernel(splice_round, work)
-    thresh = 1e-10 * max(1.0, abs(problem.cost(x)))  # relative to R, not to q
+    thresh = 1e-10 * max(1.0, abs(r0))
     n_swaps = 0
     s_max = min(max_swap, k, p - k)
     for _ in range(maxiter):
-        accepted, S, v, q = exchange_round(G, rows, S, v, q, X, rhs, diag, *bounds, kept,
-                                           s_max, thresh)
+        accepted, S, v, q, g = exchange_round(G, rows, S, v, q, X, rhs, diag, *bounds, kept,
+                                              s_max, thresh)
         if not accepted:
             break
         G, rows = problem.gram_rows_in_place(S)
         n_swaps += 1
+    else:
+        g = None  # (the gradient of the last round's start, not of w)
     w = np.zeros(p)
     w[S] = v
-    return w, problem.cost(w), n_swaps
+    return w, n_swaps, g
 
 
 def _largest(a, m):

@@ -85,11 +85,12 @@ def search_candidates(m, evaluate, search="sequential"):
 
     ``"sequential"`` evaluates every candidate. ``"golden"`` is an integer golden-section
     search: with ``a < c < d < b``, ``c = a + round(0.382 (b - a))``,
-    ``d = a + round(0.618 (b - a))``, it evaluates ``c`` and ``d``, keeps ``[a, d]`` when
-    ``c`` scores no worse, else ``[c, b]``, until ``b - a <= 3``, then evaluates all of
-    ``[a, b]`` (about :math:`\log_{1.618} m + 4` evaluations). It assumes the scores
-    unimodal and can stop in a local minimum otherwise; the best of **all** evaluated
-    candidates is returned (abess's ``gs`` returns the best of its last bracket).
+    ``d = a + round(0.618 (b - a))`` (``c + 1`` when that rounds to ``c``), it evaluates
+    ``c`` and ``d``, keeps ``[a, d]`` when ``c`` scores no worse, else ``[c, b]``, until
+    ``b - a <= 3``, then evaluates all of ``[a, b]`` (about :math:`\log_{1.618} m + 4`
+    evaluations). On a strictly unimodal score it returns the minimum; otherwise it can
+    stop in a local minimum; the best of **all** evaluated candidates is returned (abess's
+    ``gs`` returns the best of its last bracket).
 
     Parameters
     ----------
@@ -127,7 +128,8 @@ def search_candidates(m, evaluate, search="sequential"):
     a, b = 0, m - 1
     if search == "golden":
         while b - a > 3:
-            c, d = a + round(0.382 * (b - a)), a + round(0.618 * (b - a))
+            c = a + round(0.382 * (b - a))
+            d = max(a + round(0.618 * (b - a)), c + 1)  # (equal for b - a = 4)
             run([c, d])
             if scores[c] <= scores[d]:
                 b = d

@@ -28,12 +28,25 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
     ``s`` cheapest coordinates of ``S`` for ``s = s_max, ..., 1``, then every single other
     one; each is replaced by the coordinates of largest gain outside ``S`` for the gradient
     without the dropped ones. The first candidate whose exact refit lowers ``q`` by more
-    than ``thresh`` is returned as ``(True, S2, v2, q2)`` (``S2`` sorted), else
-    ``(False, S, v, q)``. The coordinates ``i`` with ``kept[i] = 1`` (a 0/1 array of length
-    ``p``, or empty for none) are never dropped.
+    than ``thresh`` is returned as ``(True, S2, v2, q2, g)`` (``S2`` sorted), else
+    ``(False, S, v, q, g)``, with ``g = G^T v - rhs`` the gradient at the round's start.
+    The coordinates ``i`` with ``kept[i] = 1`` (a 0/1 array of length ``p``, or empty for
+    none) are never dropped.
     """
     k, p = S.shape[0], G.shape[1]
-    g, order = _drop_order(G, rows, S, v, rhs, diag, kept)
+    inS = np.empty(p, dtype=np.int64)
+    for i in range(p):
+        inS[i] = 0
+    for a in range(k):
+        inS[S[a]] = 1
+    # without bounds the gain of adding i is gd_i^2 h_i, h_i = 1/(2 G_ii), and h_i = 0 in S
+    h = np.empty(p if lo is None else 0)
+    if lo is None:
+        for i in range(p):
+            h[i] = 0.0 if inS[i] else 0.5 / max(diag[i], 1e-300)
+    g = np.empty(p)
+    _gradient(G, rows, v, rhs, g)
+    order = _drop_order(S, v, g, diag, kept)
     # without bounds, a trial is first valued by rank-s updates of H = Q_S^{-1} (O(k^2 s)
     # rather than the O(k^3) refit) and skipped when it is clearly no better than q
     H = np.empty((k, k))
@@ -41,15 +54,11 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
     margin = thresh + 1e-9 * abs(q)
     wk = np.empty(k)
     T = np.empty((k, s_max))
+    QKA = np.empty((k, s_max))
     small = np.empty((s_max, s_max))
     Ls = np.empty((s_max, s_max))
     r = np.empty(s_max)
     gA = np.empty(s_max)
-    inS = np.empty(p, dtype=np.int64)
-    for i in range(p):
-        inS[i] = 0
-    for a in range(k):
-        inS[S[a]] = 1
     gd = np.empty(p)
     gain = np.empty(p)
     dropped = np.empty(k, dtype=np.int64)
@@ -67,7 +76,8 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
             last = first + 1
         if kept.shape[0] > 0 and kept[S[order[last - 1]]]:
             continue  # (the forced coordinates come last in the order)
-        add = _additions(g, G, rows, v, order[first:last], inS, diag, lo, hi, gd, gain)
+        add = _additions(g, G, rows, v, order[first:last], inS, h, diag, lo, hi, gd,
+                         gain)
         if add.shape[0] == 0:
             continue
         for a in range(k):
@@ -75,7 +85,7 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
         for t in range(first, last):
             dropped[order[t]] = 1
         if fast and _trial_value(H, G, rows, X, v, q, order[first:last], add, dropped, rhs,
-                                 wk, T, small, Ls, r, gA) >= q + margin:
+                                 wk, T, QKA, small, Ls, r, gA) >= q + margin:
             continue
         m = 0
         for a in range(k):
@@ -103,33 +113,39 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
                     S2[b - 1], S2[b] = S2[b], S2[b - 1]
                     v2[b - 1], v2[b] = v2[b], v2[b - 1]
                     b -= 1
-            return True, S2, v2, q2
-    return False, S, v, q
+            return True, S2, v2, q2, g
+    return False, S, v, q, g
 
 
 @njit(cache=True)
-def _additions(g, G, rows, v, drop, inS, diag, lo, hi, gd, gain):
+def _additions(g, G, rows, v, drop, inS, h, diag, lo, hi, gd, gain):
     """The ``s = len(drop)`` coordinates outside ``S`` of largest gain for the gradient
     ``g`` without the positions ``drop`` of ``S`` (:func:`splice_round`; ties to the
-    smaller index), or none when one of them gains nothing; one pass for ``s = 1``."""
+    smaller index), or none when one of them gains nothing; one pass for ``s = 1``.
+    Without bounds the gain is ``gd_i^2 h_i`` (``h`` of :func:`splice_round`: 0 in ``S``,
+    which never beats a positive gain outside)."""
     p = g.shape[0]
     if drop.shape[0] == 1:
         a = drop[0]
         va = v[a]
         Ga = G[rows[a]]
-        for i in range(p):  # (branch-free, so that it vectorises)
-            gdi = g[i] - va * Ga[i]
-            t = -gdi / max(diag[i], 1e-300)
-            if lo is not None:
-                t = min(max(t, lo[i]), hi[i])
-            gi = -(gdi * t + 0.5 * diag[i] * t * t)
-            gain[i] = -np.inf if inS[i] else gi
-        best, top = -1, -np.inf
-        for i in range(p):
-            if gain[i] > top:
-                best, top = i, gain[i]
-        out = np.empty(1 if top > 0.0 else 0, dtype=np.int64)
-        if top > 0.0:
+        best = -1
+        if lo is None:
+            top = _gains(g, Ga, va, h, gain)
+            for i in range(p):  # the first of largest gain
+                if gain[i] == top:
+                    best = i if top > 0.0 else -1
+                    break
+        else:
+            top = 0.0
+            for i in range(p):
+                gdi = g[i] - va * Ga[i]
+                t = min(max(-gdi / max(diag[i], 1e-300), lo[i]), hi[i])
+                gi = -(gdi * t + 0.5 * diag[i] * t * t)
+                if gi > top and not inS[i]:
+                    best, top = i, gi
+        out = np.empty(1 if best >= 0 else 0, dtype=np.int64)
+        if best >= 0:
             out[0] = best
         return out
     for i in range(p):
@@ -139,12 +155,14 @@ def _additions(g, G, rows, v, drop, inS, diag, lo, hi, gd, gain):
         Ga = G[rows[a]]
         for i in range(p):
             gd[i] -= va * Ga[i]
-    for i in range(p):  # (branch-free, so that it vectorises)
-        t = -gd[i] / max(diag[i], 1e-300)
-        if lo is not None:
-            t = min(max(t, lo[i]), hi[i])
-        gi = -(gd[i] * t + 0.5 * diag[i] * t * t)
-        gain[i] = -np.inf if inS[i] else gi
+    if lo is None:
+        for i in range(p):  # (branch-free, so that it vectorises)
+            gain[i] = gd[i] * gd[i] * h[i]
+    else:
+        for i in range(p):
+            t = min(max(-gd[i] / max(diag[i], 1e-300), lo[i]), hi[i])
+            gi = -(gd[i] * t + 0.5 * diag[i] * t * t)
+            gain[i] = -np.inf if inS[i] else gi
     add = top_k(gain, drop.shape[0])
     for i in add:
         if not gain[i] > 0.0:
@@ -152,17 +170,35 @@ def _additions(g, G, rows, v, drop, inS, diag, lo, hi, gd, gain):
     return add
 
 
-@njit(cache=True, inline="always")
-def _drop_order(G, rows, S, v, rhs, diag, kept):
-    """``(g, order)`` of :func:`splice_round`: the gradient ``g = G^T v - rhs`` and the
-    positions of ``S`` by increasing cost of dropping (stable; the kept ones last)."""
-    k, p = S.shape[0], G.shape[1]
-    g = np.empty(p)
-    for i in range(p):
+@njit(cache=True, fastmath={"nnan", "nsz"})
+def _gains(g, Ga, va, h, gain):
+    """``gain <- (g - va Ga)^2 h`` and its largest entry (the flags let the maximum
+    vectorise; the products are rounded as written)."""
+    top = -np.inf
+    for i in range(g.shape[0]):
+        gdi = g[i] - va * Ga[i]
+        gi = gdi * gdi * h[i]
+        gain[i] = gi
+        top = max(top, gi)
+    return top
+
+
+@njit(cache=True)
+def _gradient(G, rows, v, rhs, g):
+    """``g <- G^T v - rhs`` (the rows ``S`` of ``G`` at ``rows``)."""
+    for i in range(g.shape[0]):
         g[i] = -rhs[i]
-    for a in range(k):
-        for i in range(p):
-            g[i] += v[a] * G[rows[a], i]
+    for a in range(v.shape[0]):
+        Ga = G[rows[a]]
+        for i in range(g.shape[0]):
+            g[i] += v[a] * Ga[i]
+
+
+@njit(cache=True, inline="always")
+def _drop_order(S, v, g, diag, kept):
+    """The positions of ``S`` by increasing cost of dropping (stable; the kept ones last),
+    for :func:`splice_round`."""
+    k = S.shape[0]
     order = np.empty(k, dtype=np.int64)
     cost = np.empty(k)
     for a in range(k):
@@ -175,7 +211,7 @@ def _drop_order(G, rows, S, v, rhs, diag, kept):
         while b > 0 and cost[order[b - 1]] > cost[order[b]]:
             order[b - 1], order[b] = order[b], order[b - 1]
             b -= 1
-    return g, order
+    return order
 
 
 @njit(cache=True, inline="always")
@@ -244,7 +280,8 @@ def _gram_inverse(G, rows, S, H):
 
 
 @njit(cache=True)
-def _trial_value(H, G, rows, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls, r, gA):
+def _trial_value(H, G, rows, X, v, q, drop, add, dropped, rhs, wk, T, QKA, small, Ls, r,
+                 gA):
     r"""The value of the exact unconstrained fit on the support ``S`` of :func:`splice_round`
     with the positions ``drop`` replaced by the coordinates ``add``, from ``H = Q_S^{-1}``:
     dropping ``D`` raises ``q`` by :math:`v_D^\top H_{DD}^{-1}v_D/2` (the fit on
@@ -272,12 +309,15 @@ def _trial_value(H, G, rows, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls,
             for t in range(s):
                 w -= H[a, drop[t]] * r[t]
         wk[a] = w
-    for b in range(s):  # T = H Q_KA (Q_KA: the rows K of G at the columns A)
+    for c in range(k):  # Q_KA (the rows K of G at the columns A), gathered once
+        for b in range(s):
+            QKA[c, b] = G[rows[c], add[b]]
+    for b in range(s):  # T = H Q_KA
         for a in range(k):
             T[a, b] = 0.0
         for c in range(k):
             if not dropped[c]:
-                gcb = G[rows[c], add[b]]
+                gcb = QKA[c, b]
                 for a in range(k):
                     T[a, b] += H[a, c] * gcb
     for b in range(s):  # T_K <- Q_KK^{-1} Q_KA = T_K - H_KD H_DD^{-1} T_D
@@ -298,7 +338,7 @@ def _trial_value(H, G, rows, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls,
                 big = max(big, val)
             for c in range(k):
                 if not dropped[c]:
-                    val -= G[rows[c], add[b]] * T[c, e]
+                    val -= QKA[c, b] * T[c, e]
             small[b, e] = val
             small[e, b] = val
     if not cholesky(small, s, Ls, 0.0, 1e-9 * big):
@@ -307,7 +347,7 @@ def _trial_value(H, G, rows, X, v, q, drop, add, dropped, rhs, wk, T, small, Ls,
         val = -rhs[add[b]]
         for c in range(k):
             if not dropped[c]:
-                val += G[rows[c], add[b]] * wk[c]
+                val += QKA[c, b] * wk[c]
         r[b] = val
         gA[b] = val
     cholesky_solve(Ls, s, r)
