@@ -276,6 +276,103 @@ class RowLoss(FiniteSumProblem):
         f, g = self._fg(x, self.all_samples)
         return float(f), g
 
+    def _loss(self, eta):
+        r"""Each row's loss :math:`\ell_i` at the linear predictor ``eta`` (the
+        subclass's; ``+inf`` where it overflows)."""
+        raise NotImplementedError
+
+    def _derivatives(self, eta):
+        r"""``(d1, d2)``: :math:`\partial\ell_i/\partial\eta_i` and
+        :math:`\partial^2\ell_i/\partial\eta_i^2` of each row's loss at the linear
+        predictor ``eta`` (the subclass's)."""
+        raise NotImplementedError
+
+    def _block(self, support):
+        """``(A, coords)``: the columns ``support`` of ``X`` (and ones for the intercept),
+        and the coordinates of the point they multiply; the last block is kept (a Newton
+        refit asks for the same one at every step)."""
+        key = support.tobytes()
+        if getattr(self, "_last_block", (None,))[0] != key:
+            m = support.shape[0]
+            A = np.empty((self.X.shape[0], m + self.fit_intercept))
+            A[:, :m] = self.X[:, support]
+            coords = support
+            if self.fit_intercept:
+                A[:, m] = 1.0
+                coords = np.append(support, self.X.shape[1])
+            self._last_block = key, A, coords
+        return self._last_block[1:]
+
+    def _weights(self):
+        """``(s, sum s)``: the row weights (ones without weights) and their sum."""
+        if getattr(self, "_row_weights", None) is None:
+            s = self.sample_weight if self.sample_weight.shape[0] else np.ones(self.n_samples)
+            self._row_weights = s, float(s.sum())
+        return self._row_weights
+
+    def newton_system(self, w, support):
+        r"""``(R(w), g, H)``: :math:`R` and its gradient and Hessian in the coordinates
+        ``support`` (then the intercept), for ``w`` zero off them,
+        :math:`g = A^\top(s\odot\ell')/\sum s + \alpha w`,
+        :math:`H = A^\top\operatorname{diag}(s\odot\ell'')A/\sum s + \alpha I` (no ridge on
+        the intercept), :math:`A` the columns of ``support`` (and ones): :math:`O(n m^2)`
+        for ``m`` coordinates."""
+        self.counts.add(njev=1)
+        f, A, v, eta = self._support_cost(w, support)
+        s, total = self._weights()
+        with np.errstate(over="ignore", invalid="ignore"):
+            d1, d2 = self._derivatives(eta)
+        m = v.shape[0] - self.fit_intercept
+        g = A.T @ (s * d1) / total
+        H = (A.T * (s * d2 / total)) @ A
+        if self.alpha:
+            g[:m] += self.alpha * v[:m]
+            H[np.arange(m), np.arange(m)] += self.alpha
+        return f, g, H
+
+    def support_cost(self, w, support):
+        r""":math:`R(w)` for ``w`` zero off the coordinates ``support`` (and the intercept),
+        from their columns (kept from the last call): :math:`O(n m)` for ``m`` of them,
+        ``+inf`` where a term overflows."""
+        return self._support_cost(w, support)[0]
+
+    def _support_cost(self, w, support):
+        """``(R(w), A, v, eta)``: :meth:`support_cost`, the columns, the coordinates of
+        ``w`` they multiply and the linear predictor."""
+        self.counts.add(nfev=1, nifo=self.n_samples)
+        A, coords = self._block(np.asarray(support, dtype=np.int64))
+        v = np.asarray(w, dtype=float)[coords]
+        s, total = self._weights()
+        eta = A @ v
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = float(s @ self._loss(eta)) / total
+        u = v[:v.shape[0] - self.fit_intercept]
+        return f + 0.5 * self.alpha * float(u @ u), A, v, eta
+
+    def gradient_and_curvature(self, w):
+        r"""``(g, h)``: the gradient :math:`\nabla R(w)` and the diagonal of the Hessian on
+        the ``p`` features, :math:`h_j = \sum_i s_i\ell''_i x_{ij}^2/\sum s + \alpha` (two
+        passes over ``X``, its squares cached); what the exchange search of the GLMs ranks
+        its swaps by."""
+        self.counts.add(njev=1, nifo=self.n_samples)
+        w = np.asarray(w, dtype=float)
+        key = w.tobytes()
+        if getattr(self, "_last_curvature", (None,))[0] == key:  # (the search's last point
+            return self._last_curvature[1]                       # is the next one's start)
+        p = self.X.shape[1]
+        A, coords = self._block(np.flatnonzero(w[:p]))
+        s, total = self._weights()
+        with np.errstate(over="ignore", invalid="ignore"):
+            d1, d2 = self._derivatives(A @ w[coords])
+        if getattr(self, "_squares", None) is None:
+            self._squares = self.X * self.X
+        g = np.empty(w.shape[0])
+        g[:p] = self.X.T @ (s * d1) / total + self.alpha * w[:p]
+        if self.fit_intercept:
+            g[p] = s @ d1 / total
+        self._last_curvature = key, (g, self._squares.T @ (s * d2) / total + self.alpha)
+        return self._last_curvature[1]
+
     def _design(self):
         """``X``, with a column of ones for the intercept, and the total weight."""
         A = np.hstack([self.X, np.ones((self.X.shape[0], 1))]) if self.fit_intercept \
@@ -327,6 +424,14 @@ class Logistic(RowLoss):
         return weighted_logistic_kernel(np.require(w, float, "CW"), self.X, self.y,
                                         self.sample_weight, idx, self.alpha,
                                         self.fit_intercept)
+
+    def _loss(self, eta):
+        return np.logaddexp(0.0, -self.y * eta)
+
+    def _derivatives(self, eta):
+        # l = log(1 + e^{-y eta}): l' = -y sigma(-y eta), l'' = sigma(eta) sigma(-eta)
+        q = 0.5 * (1.0 + np.tanh(0.5 * eta))
+        return -self.y * (0.5 * (1.0 - np.tanh(0.5 * self.y * eta))), q * (1.0 - q)
 
     def lipschitz(self):
         r""":math:`\lambda_{\max}(\tilde X^\top S\tilde X)/(4\sum_i s_i) + \alpha`, with

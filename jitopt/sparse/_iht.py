@@ -12,6 +12,7 @@ from .._core.run import Algorithm, State, run
 from .._core.stopping import MaxIter, MaxTime, StepVerdict, verdict
 from ..manifolds import Euclidean
 from ..validation import check_array, check_choice, check_int, check_real, check_rng
+from ._glm import glm_exchange_search
 from ._loops import CompiledSteps, gradient_step, python_step
 from ._projection import TwoStep, check_always_select, check_constraint, resolve_selection
 from ._refit import exchange_search, refit_on_support
@@ -285,16 +286,18 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
     relax = check_real("relax", relax, low=1.0)
     k_work = min(p, int(math.ceil(relax * k - 1e-12)))
     refit = relax > 1 if refit is None else bool(refit)
-    can_swap = (hasattr(problem, "gram_rows_in_place") and c.separable and n_free == 0
-                and variant == "deterministic")
+    can_swap = c.separable and variant == "deterministic" and (
+        (hasattr(problem, "gram_rows_in_place") and n_free == 0)
+        or hasattr(problem, "gradient_and_curvature"))
     if isinstance(swap, str) and swap == "auto":
         swap = _SWAP if relax > 1 and can_swap else 0
     else:
         swap = check_int("swap", swap, low=0)
         if swap > 0 and not can_swap:
             raise ValueError("swap > 0 needs a least-squares problem (jitopt.problems."
-                             "least_squares), a separable constraint (a box, the orthant or "
-                             "none), variant='deterministic' and n_unconstrained=0")
+                             "least_squares) with n_unconstrained=0 or a GLM loss (Poisson, "
+                             "Logistic), a separable constraint (a box, the orthant or "
+                             "none) and variant='deterministic'")
     maxiter = check_int("maxiter", maxiter, low=0)
     max_time = check_real("max_time", max_time, low=0.0)
     tol = check_real("tol", tol, low=0.0)
@@ -437,10 +440,17 @@ class ExchangeSearch:
         self.k, self.swap = k, swap
 
     def __call__(self, alg, x, eta, budget):
-        x, f, alg.n_swaps = exchange_search(alg.problem, x, self.k, alg.op.lower,
-                                            alg.op.upper, self.swap,
-                                            always_select=alg.op.forced)
+        x, f, alg.n_swaps = search_supports(alg.problem, x, self.k, alg.op.lower,
+                                            alg.op.upper, self.swap, alg.op.forced)
         return x, f, ()
+
+
+def search_supports(problem, x, k, lower, upper, swap, forced):
+    """The exchange search of the problem's family from ``x``: :func:`exchange_search`
+    (least squares) or :func:`glm_exchange_search` (a GLM loss); ``(w, R(w), n_swaps)``."""
+    search = glm_exchange_search if hasattr(problem, "gradient_and_curvature") else \
+        exchange_search
+    return search(problem, x, k, lower, upper, swap, always_select=forced)
 
 
 class PruneAndPolish:
@@ -472,8 +482,8 @@ def _prune_and_polish(problem, op, x, k, swap, eta, inner, seconds_left):
             continue  # same pruned support as the first start: nothing new to try
         seen.append(support)
         if swap > 0:
-            cand, f_cand, n = exchange_search(problem, pruned, k, op.lower, op.upper, swap,
-                                              always_select=op.forced)
+            cand, f_cand, n = search_supports(problem, pruned, k, op.lower, op.upper, swap,
+                                              op.forced)
             n_swaps += n
             cands = [(cand, f_cand)]
         else:
