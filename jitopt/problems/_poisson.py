@@ -107,10 +107,12 @@ class Poisson(RowLoss):
                               idx, self.alpha, self.fit_intercept, gradient)
 
     def _loss(self, eta):
-        return np.exp(eta) - self.y * eta
+        with np.errstate(over="ignore"):
+            return np.exp(eta) - self.y * eta
 
     def _derivatives(self, eta):
-        mu = np.exp(eta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            mu = np.exp(eta)
         return mu - self.y, mu
 
     def null_point(self):

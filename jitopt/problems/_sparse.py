@@ -278,7 +278,7 @@ class RowLoss(FiniteSumProblem):
 
     def _loss(self, eta):
         r"""Each row's loss :math:`\ell_i` at the linear predictor ``eta`` (the
-        subclass's; ``+inf`` where it overflows)."""
+        subclass's; ``+inf`` where it overflows, without a warning)."""
         raise NotImplementedError
 
     def _derivatives(self, eta):
@@ -320,8 +320,7 @@ class RowLoss(FiniteSumProblem):
         self.counts.add(njev=1)
         f, A, v, eta = self._support_cost(w, support)
         s, total = self._weights()
-        with np.errstate(over="ignore", invalid="ignore"):
-            d1, d2 = self._derivatives(eta)
+        d1, d2 = self._derivatives(eta)
         m = v.shape[0] - self.fit_intercept
         g = A.T @ (s * d1) / total
         H = (A.T * (s * d2 / total)) @ A
@@ -339,15 +338,20 @@ class RowLoss(FiniteSumProblem):
     def _support_cost(self, w, support):
         """``(R(w), A, v, eta)``: :meth:`support_cost`, the columns, the coordinates of
         ``w`` they multiply and the linear predictor."""
-        self.counts.add(nfev=1, nifo=self.n_samples)
         A, coords = self._block(np.asarray(support, dtype=np.int64))
         v = np.asarray(w, dtype=float)[coords]
+        key = v.tobytes()
+        last = getattr(self, "_last_cost", None)
+        if last is not None and last[0] == key and last[2] is A:
+            return last[1], A, v, last[3]  # (a Newton step's point, its cost just taken)
+        self.counts.add(nfev=1, nifo=self.n_samples)
         s, total = self._weights()
         eta = A @ v
-        with np.errstate(over="ignore", invalid="ignore"):
-            f = float(s @ self._loss(eta)) / total
+        f = float(s @ self._loss(eta)) / total
         u = v[:v.shape[0] - self.fit_intercept]
-        return f + 0.5 * self.alpha * float(u @ u), A, v, eta
+        f += 0.5 * self.alpha * float(u @ u)
+        self._last_cost = key, f, A, eta
+        return f, A, v, eta
 
     def gradient_and_curvature(self, w):
         r"""``(g, h)``: the gradient :math:`\nabla R(w)` and the diagonal of the Hessian on
@@ -362,8 +366,7 @@ class RowLoss(FiniteSumProblem):
         p = self.X.shape[1]
         A, coords = self._block(np.flatnonzero(w[:p]))
         s, total = self._weights()
-        with np.errstate(over="ignore", invalid="ignore"):
-            d1, d2 = self._derivatives(A @ w[coords])
+        d1, d2 = self._derivatives(A @ w[coords])
         if getattr(self, "_squares", None) is None:
             self._squares = self.X * self.X
         g = np.empty(w.shape[0])

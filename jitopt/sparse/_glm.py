@@ -16,7 +16,8 @@ _TRIAL_GTOL = 1e-4  # the same, and the Newton steps at most, for the refit of a
 _TRIAL_MAXITER = 10  # support the search only tries
 
 
-def newton_refit(problem, x, lower, upper, maxiter=100, support=None, gtol=_GTOL):
+def newton_refit(problem, x, lower, upper, maxiter=100, support=None, gtol=_GTOL,
+                 f_target=-np.inf):
     r"""``(w, R(w))``: :math:`\min\{R(w) : w\in\Gamma,\ \operatorname{supp} w\subseteq S\}`
     for the support :math:`S` of ``x`` (or ``support``) and the box :math:`\Gamma` =
     ``[lower, upper]`` of the first ``p = len(lower)`` coordinates, the others (the
@@ -24,7 +25,10 @@ def newton_refit(problem, x, lower, upper, maxiter=100, support=None, gtol=_GTOL
     whose gradient points out of the box stay fixed, the others take the Newton step on
     their block of the Hessian (``problem.newton_system``), projected onto the box and
     backtracked to the Armijo condition; it stops once the projected gradient norm is
-    ``gtol`` times that of the start, the Newton decrement :math:`-g^\top d` is
+    ``gtol`` times that of the start, :math:`R` is at most ``f_target`` or the Newton
+    decrement :math:`\lambda^2 = -g^\top d` (:math:`\lambda^2/2` the decrease the
+    quadratic model predicts) says it will not be (:math:`R - \lambda^2 > ` ``f_target``),
+    the Newton decrement :math:`-g^\top d` is
     :math:`10^{-20}\max(1, |R|)` (:math:`R` within rounding of its minimum), or a step no
     longer decreases :math:`R`. The objective never increases.
     """
@@ -55,7 +59,8 @@ def newton_refit(problem, x, lower, upper, maxiter=100, support=None, gtol=_GTOL
         pg = np.where(fixed, 0.0, g)
         pg_norm = float(np.linalg.norm(pg))
         g_start = pg_norm if g_start is None else g_start
-        if pg_norm <= gtol * max(g_start, 1e-300) or not np.isfinite(pg_norm):
+        if pg_norm <= gtol * max(g_start, 1e-300) or not np.isfinite(pg_norm) \
+                or f <= f_target:
             break
         free = ~fixed
         if free.all():
@@ -66,8 +71,9 @@ def newton_refit(problem, x, lower, upper, maxiter=100, support=None, gtol=_GTOL
         decrement = -float(g @ direction)  # the Newton decrement squared, 2 (R - min R)
         if not decrement > 0:  # (a singular block): the projected gradient instead
             direction = -pg
-        elif decrement <= _DECREMENT * max(1.0, abs(f)):
-            break  # R is within rounding of the minimum on the support
+        elif decrement <= _DECREMENT * max(1.0, abs(f)) or \
+                f_target > -np.inf and f - decrement > f_target:
+            break  # R within rounding of its minimum on the support, or not to reach f_target
         t = 1.0
         while t > 1e-12:
             v_t = np.clip(v + t * direction, lo, hi)
@@ -180,7 +186,7 @@ def glm_exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200,
             start[add[:s]] = t[add[:s]]
             S_new = np.sort(np.concatenate([np.delete(S, drop[:s]), add[:s]]))
             w_new, f_new = newton_refit(problem, start, lower, upper, _TRIAL_MAXITER,
-                                        S_new, _TRIAL_GTOL)
+                                        S_new, _TRIAL_GTOL, f - thresh)
             if f_new < f - thresh:
                 break
         else:
