@@ -4,7 +4,8 @@ compiled oracles."""
 import numpy as np
 from numba import njit
 
-from ._sparse import RowLoss, power_estimate
+from ._glm_loss import GLMLoss
+from ._sparse import power_estimate
 
 __all__ = ["poisson", "Poisson"]
 
@@ -60,7 +61,7 @@ def poisson_kernel(w, X, y, sw, idx, alpha, intercept, gradient):
     return f, g
 
 
-class Poisson(RowLoss):
+class Poisson(GLMLoss):
     r"""Poisson regression with the log link, :math:`R(w) = \frac1{\sum_i s_i}\sum_i
     s_i\,(e^{\eta_i} - y_i\eta_i) + \frac\alpha2\|w\|^2` with :math:`\eta_i = x_i^\top w + b`
     (the negative log-likelihood without its :math:`\log y_i!` term), the mean of
