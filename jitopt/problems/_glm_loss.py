@@ -3,11 +3,27 @@
 exchange search of ``jitopt.sparse`` ranks its swaps by."""
 
 import numpy as np
+from numba import njit
 
 from ._sparse import RowLoss, _top_eigenvalue
 from ._sparse_kernels import weighted_logistic_kernel
 
 __all__ = ["logistic", "GLMLoss", "Logistic"]
+
+
+@njit(cache=True)
+def weighted_column_sums(X, a, b):
+    r"""``(X^T a, (X*X)^T b)`` in one pass over the rows of ``X``."""
+    n, p = X.shape
+    xa = np.zeros(p)
+    xxb = np.zeros(p)
+    for i in range(n):
+        ai, bi = a[i], b[i]
+        for j in range(p):
+            x = X[i, j]
+            xa[j] += ai * x
+            xxb[j] += bi * x * x
+    return xa, xxb
 
 
 class GLMLoss(RowLoss):
@@ -94,26 +110,25 @@ class GLMLoss(RowLoss):
 
     def gradient_and_curvature(self, w):
         r"""``(g, h)``: the gradient :math:`\nabla R(w)` and the diagonal of the Hessian on
-        the ``p`` features, :math:`h_j = \sum_i s_i\ell''_i x_{ij}^2/\sum s + \alpha` (two
-        passes over ``X``, its squares cached); what the exchange search of the GLMs ranks
-        its swaps by."""
-        self.counts.add(njev=1, nifo=self.n_samples)
+        the ``p`` features, :math:`h_j = \sum_i s_i\ell''_i x_{ij}^2/\sum s + \alpha` (one
+        compiled pass over ``X``); what the exchange search of the GLMs ranks its swaps by."""
         w = np.asarray(w, dtype=float)
         key = w.tobytes()
         if getattr(self, "_last_curvature", (None,))[0] == key:  # (the search's last point
             return self._last_curvature[1]                       # is the next one's start)
+        self.counts.add(njev=1, nifo=self.n_samples)
         p = self.X.shape[1]
         A, coords = self._block(np.flatnonzero(w[:p]))
         s, total = self._weights()
         d1, d2 = self._derivatives(A @ w[coords])
-        if getattr(self, "_squares", None) is None:
-            self._squares = self.X * self.X
         g = np.empty(w.shape[0])
-        g[:p] = self.X.T @ (s * d1) / total + self.alpha * w[:p]
+        gx, h = weighted_column_sums(self.X, s * d1 / total, s * d2 / total)
+        g[:p] = gx + self.alpha * w[:p]
         if self.fit_intercept:
             g[p] = s @ d1 / total
-        self._last_curvature = key, (g, self._squares.T @ (s * d2) / total + self.alpha)
+        self._last_curvature = key, (g, h + self.alpha)
         return self._last_curvature[1]
+
 
 class Logistic(GLMLoss):
     r"""Logistic regression :math:`R(w) = \frac1n\sum_i \log(1 + e^{-y_i(x_i^\top w + b)}) +
