@@ -178,9 +178,9 @@ class Logistic(GLMLoss):
         return np.logaddexp(0.0, -self.y * eta)
 
     def _derivatives(self, eta):
-        # l = log(1 + e^{-y eta}): l' = -y sigma(-y eta), l'' = sigma(eta) sigma(-eta)
+        # l = log(1 + e^{-y eta}): l' = sigma(eta) - [y = 1], l'' = sigma(eta) sigma(-eta)
         q = 0.5 * (1.0 + np.tanh(0.5 * eta))
-        return -self.y * (0.5 * (1.0 - np.tanh(0.5 * self.y * eta))), q * (1.0 - q)
+        return q - (self.y > 0), q * (1.0 - q)
 
     def lipschitz(self):
         r""":math:`\lambda_{\max}(\tilde X^\top S\tilde X)/(4\sum_i s_i) + \alpha`, with

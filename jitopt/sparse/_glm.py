@@ -2,6 +2,8 @@ r"""The Newton refit on a fixed support for generalized linear losses (Poisson, 
 Cox), the refit step of :func:`jitopt.sparse.iht` for problems with a ``newton_system``, and
 the exchange search over supports for the GLM losses (abess's splicing)."""
 
+import math
+
 import numpy as np
 
 from .._core.result import NonFiniteOracle
@@ -53,19 +55,20 @@ def newton_refit(problem, x, lower, upper, maxiter=100, support=None, gtol=_GTOL
         return problem.cost(w) if support_cost is None else support_cost(w, support)
 
     f, g, H = problem.newton_system(point(v), support)
+    boxed = bool(np.isfinite(lo).any() or np.isfinite(hi).any())
     g_start = None
     for _ in range(maxiter):
-        fixed = ((v <= lo) & (g > 0)) | ((v >= hi) & (g < 0))
-        pg = np.where(fixed, 0.0, g)
-        pg_norm = float(np.linalg.norm(pg))
+        fixed = ((v <= lo) & (g > 0)) | ((v >= hi) & (g < 0)) if boxed else None
+        pg = g if fixed is None else np.where(fixed, 0.0, g)
+        pg_norm = math.sqrt(float(pg @ pg))
         g_start = pg_norm if g_start is None else g_start
         if pg_norm <= gtol * max(g_start, 1e-300) or not np.isfinite(pg_norm) \
                 or f <= f_target:
             break
-        free = ~fixed
-        if free.all():
+        if fixed is None or not fixed.any():
             direction = -_solve(H, g)
         else:
+            free = ~fixed
             direction = np.zeros_like(v)
             direction[free] = -_solve(H[np.ix_(free, free)], g[free])
         decrement = -float(g @ direction)  # the Newton decrement squared, 2 (R - min R)
@@ -76,7 +79,7 @@ def newton_refit(problem, x, lower, upper, maxiter=100, support=None, gtol=_GTOL
             break  # R within rounding of its minimum on the support, or not to reach f_target
         t = 1.0
         while t > 1e-12:
-            v_t = np.clip(v + t * direction, lo, hi)
+            v_t = np.clip(v + t * direction, lo, hi) if boxed else v + t * direction
             try:
                 f_t = cost(point(v_t))
             except NonFiniteOracle:  # e^eta overflowed: a step too long
