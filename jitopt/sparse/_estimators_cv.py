@@ -199,10 +199,10 @@ _SHARED_DOC = r"""
     The candidates are fitted in increasing order, each warm-started from the fit at the
     previous candidate (a point with fewer than ``k`` nonzeros, which the two-step
     projection leaves unchanged): by :func:`jitopt.sparse.iht` with a refit on the final
-    support, or, with a box, the orthant or no constraint, by the exchange search
-    (``swap``) alone after the first candidate (the best additions up to ``k``, then
-    exchanges, each support refitted exactly, by Newton's method for the GLM losses:
-    abess's path, with the bounds);
+    support, or, for least squares and the GLM losses (logistic, Poisson) with a box, the
+    orthant or no constraint, by the exchange search (``swap``) alone after the first
+    candidate (the best additions up to ``k``, then exchanges, each support refitted
+    exactly, by Newton's method for the GLM losses: abess's path, with the bounds);
     ``k = 0`` is the intercept-only model. ``criterion="cv"`` scores each
     candidate on the test rows of every split of ``cv`` (one path per split, on its training
     rows); ``k_`` is the smallest candidate with the largest mean score (or, with

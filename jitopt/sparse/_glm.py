@@ -111,8 +111,10 @@ def glm_exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200,
     :math:`s = s_{\max}, \lfloor s_{\max}/2\rfloor, \dots, 1` (halved, abess's default)
     the :math:`s` cheapest of :math:`S` are exchanged with the :math:`s` best outside, the
     new support refitted by Newton's method from :math:`w` (the added coordinates at their
-    minimizers :math:`t`; at most 10 steps, to a gradient :math:`10^{-4}` times its start),
-    and the first exchange that lowers the true :math:`R` is kept (then refitted fully);
+    minimizers :math:`t`; at most 10 steps, to a gradient :math:`10^{-4}` times its start,
+    stopped once :math:`R` is below the value to beat or the Newton decrement shows it
+    will not be), and the first exchange that lowers the true :math:`R` is kept (then
+    refitted fully);
     the search ends when none does. So :math:`R` never increases, and the result is never
     worse than the refitted start. Coordinates of
     ``always_select`` are put in first and never dropped.
