@@ -47,7 +47,8 @@ class GLMLoss(RowLoss):
         and the coordinates of the point they multiply; the last block is kept (a Newton
         refit asks for the same one at every step)."""
         key = support.tobytes()
-        if getattr(self, "_last_block", (None,))[0] != key:
+        last = getattr(self, "_last_block", (None,))  # (read once: threads may share self)
+        if last[0] != key:
             m = support.shape[0]
             A = np.empty((self.X.shape[0], m + self.fit_intercept))
             A[:, :m] = self.X[:, support]
@@ -55,8 +56,8 @@ class GLMLoss(RowLoss):
             if self.fit_intercept:
                 A[:, m] = 1.0
                 coords = np.append(support, self.X.shape[1])
-            self._last_block = key, A, coords
-        return self._last_block[1:]
+            last = self._last_block = key, A, coords
+        return last[1:]
 
     def _weights(self):
         """``(s, sum s)``: the row weights (ones without weights) and their sum."""
@@ -114,8 +115,9 @@ class GLMLoss(RowLoss):
         compiled pass over ``X``); what the exchange search of the GLMs ranks its swaps by."""
         w = np.asarray(w, dtype=float)
         key = w.tobytes()
-        if getattr(self, "_last_curvature", (None,))[0] == key:  # (the search's last point
-            return self._last_curvature[1]                       # is the next one's start)
+        last = getattr(self, "_last_curvature", (None,))
+        if last[0] == key:  # (the search's last point is the next one's start)
+            return last[1]
         self.counts.add(njev=1, nifo=self.n_samples)
         p = self.X.shape[1]
         A, coords = self._block(np.flatnonzero(w[:p]))
@@ -126,8 +128,9 @@ class GLMLoss(RowLoss):
         g[:p] = gx + self.alpha * w[:p]
         if self.fit_intercept:
             g[p] = s @ d1 / total
-        self._last_curvature = key, (g, h + self.alpha)
-        return self._last_curvature[1]
+        out = g, h + self.alpha
+        self._last_curvature = key, out
+        return out
 
 
 class Logistic(GLMLoss):
