@@ -556,8 +556,13 @@ def test_bad_input():
         iht(problem, k=2, swap=-1)
     with pytest.raises(ValueError, match="swap > 0 needs"):
         iht(problem, k=2, constraint=L2Ball(1.0), swap=2)
+    # the logistic loss has the GLM exchange search, with a separable constraint only
     with pytest.raises(ValueError, match="swap > 0 needs"):
-        iht(logistic(X, np.sign(y)), k=2, swap=2)
+        iht(logistic(X, np.sign(y)), k=2, constraint=L2Ball(1.0), swap=2)
+    with pytest.raises(ValueError, match="swap > 0 needs"):
+        iht(logistic(X, np.sign(y)), k=2, variant="zeroth_order", swap=2)
+    searched, plain = (iht(logistic(X, np.sign(y)), k=2, swap=s, refit=True) for s in (2, 0))
+    assert searched.fun <= plain.fun + 1e-12 and searched.n_nonzero <= 2
 
 
 def test_user_arrays_not_modified():

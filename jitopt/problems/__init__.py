@@ -16,7 +16,7 @@ _NAMES = {
     "leading_eigenvector": "._finite_sum", "robust_pca": "._finite_sum",
     "karcher_mean": "._finite_sum", "spiked_samples": "._finite_sum",
     "commuting_spd_samples": "._finite_sum", "least_squares": "._sparse",
-    "logistic": "._sparse", "LeastSquares": "._sparse", "Logistic": "._sparse",
+    "logistic": "._glm_loss", "LeastSquares": "._sparse", "Logistic": "._glm_loss",
     "sparse_regression_data": "._sparse", "online_sparse_robust_regression": "._dc",
     "StreamProblem": "._stream", "DCProblem": "._dc", "DCPenalty": "._dc_penalties",
     "CappedL1": "._dc_penalties", "SCAD": "._dc_penalties", "MCP": "._dc_penalties",

@@ -4,7 +4,8 @@ compiled oracles."""
 import numpy as np
 from numba import njit
 
-from ._sparse import RowLoss, power_estimate
+from ._glm_loss import GLMLoss
+from ._sparse import power_estimate
 
 __all__ = ["poisson", "Poisson"]
 
@@ -60,51 +61,7 @@ def poisson_kernel(w, X, y, sw, idx, alpha, intercept, gradient):
     return f, g
 
 
-@njit(cache=True)
-def poisson_newton_kernel(w, X, y, sw, support, alpha, intercept):
-    r"""``(f, g, H)`` on the coordinates ``support`` (and the intercept, last): the cost,
-    its gradient and its Hessian :math:`A^\top \operatorname{diag}(s\odot\mu) A/\sum s +
-    \alpha I` (no ridge on the intercept), :math:`A` the columns of ``support`` (and ones),
-    in :math:`O(n m^2)` for ``m`` coordinates; ``w`` must vanish off ``support``."""
-    n, p = X.shape
-    m = support.shape[0]
-    d = m + 1 if intercept else m
-    b = w[p] if intercept else 0.0
-    g = np.zeros(d)
-    H = np.zeros((d, d))
-    a = np.ones(d)
-    f = 0.0
-    total = 0.0
-    for i in range(n):
-        si = sw[i] if sw.shape[0] > 0 else 1.0
-        total += si
-        if si == 0.0:
-            continue
-        eta = _linear_predictor(w, X, i, support, b)
-        mu = np.exp(eta)
-        f += si * (mu - y[i] * eta)
-        for u in range(m):
-            a[u] = X[i, support[u]]
-        ri, hi = si * (mu - y[i]), si * mu
-        for u in range(d):
-            g[u] += ri * a[u]
-            for v in range(u + 1):
-                H[u, v] += hi * a[u] * a[v]
-    f /= total
-    for u in range(d):
-        g[u] /= total
-        for v in range(u + 1):
-            H[u, v] /= total
-            H[v, u] = H[u, v]
-    for u in range(m):
-        wj = w[support[u]]
-        f += 0.5 * alpha * wj * wj
-        g[u] += alpha * wj
-        H[u, u] += alpha
-    return f, g, H
-
-
-class Poisson(RowLoss):
+class Poisson(GLMLoss):
     r"""Poisson regression with the log link, :math:`R(w) = \frac1{\sum_i s_i}\sum_i
     s_i\,(e^{\eta_i} - y_i\eta_i) + \frac\alpha2\|w\|^2` with :math:`\eta_i = x_i^\top w + b`
     (the negative log-likelihood without its :math:`\log y_i!` term), the mean of
@@ -150,15 +107,14 @@ class Poisson(RowLoss):
         return poisson_kernel(np.require(w, float, "CW"), self.X, self.y, self.sample_weight,
                               idx, self.alpha, self.fit_intercept, gradient)
 
-    def newton_system(self, w, support):
-        r"""``(R(w), g, H)``: the gradient and Hessian of :math:`R` in the coordinates
-        ``support`` (then the intercept), for ``w`` zero off them (:math:`O(n m^2)`)."""
-        self.counts.add(nfev=1, njev=1, nifo=self.n_samples)
-        f, g, H = poisson_newton_kernel(np.require(w, float, "CW"), self.X, self.y,
-                                        self.sample_weight,
-                                        np.ascontiguousarray(support, dtype=np.int64),
-                                        self.alpha, self.fit_intercept)
-        return float(f), g, H
+    def _loss(self, eta):
+        with np.errstate(over="ignore"):
+            return np.exp(eta) - self.y * eta
+
+    def _derivatives(self, eta):
+        with np.errstate(over="ignore", invalid="ignore"):
+            mu = np.exp(eta)
+        return mu - self.y, mu
 
     def null_point(self):
         r"""The fit with :math:`w = 0`: :math:`b = \log \bar y` (weighted mean) with an

@@ -1,12 +1,13 @@
-"""Sparse regression and classification problems on R^d (used by ``jitopt.sparse``)."""
+"""Sparse regression problems on R^d (used by ``jitopt.sparse``): least squares, and the
+row-wise losses of the generalized linear models."""
 
 import numpy as np
 
 from .._core.problem import FiniteSumProblem
 from ..validation import check_array, check_int, check_real, check_rng
-from ._sparse_kernels import least_squares_kernel, weighted_logistic_kernel
+from ._sparse_kernels import least_squares_kernel
 
-__all__ = ["least_squares", "logistic", "sparse_regression_data", "LeastSquares", "Logistic"]
+__all__ = ["least_squares", "sparse_regression_data", "LeastSquares"]
 
 _GRAM_BUDGET = 2 ** 24  # floats of cached Gram rows (128 MiB)
 _PERSIST = 2  # consecutive evaluations with j in the support before its Gram row is cached
@@ -291,62 +292,6 @@ class RowLoss(FiniteSumProblem):
         return A, total
 
 
-class Logistic(RowLoss):
-    r"""Logistic regression :math:`R(w) = \frac1n\sum_i \log(1 + e^{-y_i(x_i^\top w + b)}) +
-    \frac\alpha2\|w\|^2` with labels :math:`y_i \in \{-1, +1\}`; with sample weights
-    :math:`s_i \ge 0` the mean is :math:`\sum_i s_i\,\ell_i/\sum_i s_i` (minibatches too), so
-    integer weights give the problem of the repeated rows.
-
-    The point is :math:`w \in \mathbb R^p`, or :math:`(w, b) \in \mathbb R^{p+1}` (intercept
-    last, not penalized) when ``fit_intercept=True``.
-
-    Parameters
-    ----------
-    X : array_like, shape (n, p)
-        The features.
-    y : array_like, shape (n,)
-        The labels, each -1 or +1.
-    alpha : float
-        Weight :math:`\alpha \ge 0` of the ridge term.
-    fit_intercept : bool
-        Add the intercept :math:`b`.
-    sample_weight : array_like, shape (n,), optional
-        Nonnegative finite weights :math:`s_i`, not all zero (default: all 1).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from jitopt.problems import Logistic
-    >>> problem = Logistic(np.array([[1.0], [-1.0]]), np.array([1.0, -1.0]), alpha=0.1)
-    >>> round(problem.cost(np.zeros(1)), 6), problem.egrad(np.zeros(1))
-    (0.693147, array([-0.5]))
-    """
-
-    _lipschitz = None
-
-    @staticmethod
-    def _check_y(y):
-        if not np.all(np.abs(y) == 1):
-            raise ValueError("y must hold labels -1 and +1")
-
-    def _fg(self, w, idx, gradient=True):
-        # the kernel returns both; its gradient costs about as much as the loss
-        return weighted_logistic_kernel(np.require(w, float, "CW"), self.X, self.y,
-                                        self.sample_weight, idx, self.alpha,
-                                        self.fit_intercept)
-
-    def lipschitz(self):
-        r""":math:`\lambda_{\max}(\tilde X^\top S\tilde X)/(4\sum_i s_i) + \alpha`, with
-        :math:`\tilde X` the data (and a column of ones for the intercept), :math:`S` the
-        diagonal of the sample weights."""
-        if self._lipschitz is None:
-            A, total = self._design()
-            if self.sample_weight.shape[0]:
-                A = A * np.sqrt(self.sample_weight)[:, None]
-            self._lipschitz = _top_eigenvalue(A) / (4 * total) + self.alpha
-        return self._lipschitz
-
-
 def least_squares(X, y, gram="auto"):
     r"""The problem :math:`\min_w \frac1{2n}\|y - Xw\|^2` (a :class:`LeastSquares`).
 
@@ -375,38 +320,6 @@ def least_squares(X, y, gram="auto"):
     True
     """
     return LeastSquares(X, y, gram)
-
-
-def logistic(X, y, alpha=0.0, fit_intercept=False, sample_weight=None):
-    r"""The problem of :class:`Logistic` (labels in :math:`\{-1, +1\}`).
-
-    Parameters
-    ----------
-    X : array_like, shape (n, p)
-        The features.
-    y : array_like, shape (n,)
-        The labels, each -1 or +1.
-    alpha : float
-        Weight :math:`\alpha \ge 0` of the ridge term :math:`\frac\alpha2\|w\|^2`.
-    fit_intercept : bool
-        Add an intercept :math:`b` (the last coordinate of the point, not penalized).
-    sample_weight : array_like, shape (n,), optional
-        Nonnegative weights of the rows (the loss is their weighted mean).
-
-    Returns
-    -------
-    Logistic
-        The problem, a :class:`~jitopt.FiniteSumProblem` of ``n`` terms.
-
-    Examples
-    --------
-    >>> import numpy as np, jitopt
-    >>> X, y, beta = jitopt.problems.sparse_regression_data(100, 20, 3, rng=0)
-    >>> problem = jitopt.problems.logistic(X, np.sign(y), fit_intercept=True)
-    >>> problem.manifold.shape, bool(np.isclose(problem.cost(np.zeros(21)), np.log(2)))
-    ((21,), True)
-    """
-    return Logistic(X, y, alpha, fit_intercept, sample_weight)
 
 
 def sparse_regression_data(n, p, k, rho=0.0, snr=5.0, signed=False, rng=None):

@@ -8,6 +8,7 @@ chosen by cross-validation or an information criterion) need scikit-learn, as do
 ``IHTCoxRegressor``, ``IHTCoxRegressorCV`` and ``concordance_index``; they are imported on first access, so the rest of the module works without it.
 """
 
+from ._glm import glm_exchange_search
 from ._iht import iht, iht_path
 from ._kernels import box_qp
 from ._projection import hard_threshold, two_step_projection
@@ -16,7 +17,7 @@ from ._select import information_criterion, search_candidates
 from ._zeroth_order import zo_gradient
 
 __all__ = ["iht", "iht_path", "two_step_projection", "hard_threshold", "zo_gradient",
-           "exchange_search", "box_qp", "IHTRegressor", "IHTClassifier", "information_criterion",
+           "exchange_search", "glm_exchange_search", "box_qp", "IHTRegressor", "IHTClassifier", "information_criterion",
            "search_candidates", "IHTRegressorCV", "IHTClassifierCV", "IHTPoissonRegressor",
            "IHTPoissonRegressorCV", "IHTCoxRegressor", "IHTCoxRegressorCV", "concordance_index"]
 

@@ -190,13 +190,21 @@ class _SelectBase:
         return model
 
 
+GLM_SWAP_DOC = """swap : int
+        Largest exchange of the GLM exchange search
+        (:func:`jitopt.sparse.glm_exchange_search`) run at every candidate after the first
+        (a box, the orthant or no constraint; 0: IHT at every candidate).
+    """
+
 _SHARED_DOC = r"""
     The candidates are fitted in increasing order, each warm-started from the fit at the
     previous candidate (a point with fewer than ``k`` nonzeros, which the two-step
     projection leaves unchanged): by :func:`jitopt.sparse.iht` with a refit on the final
-    support, or, for least squares with a box, the orthant or no constraint, by the
-    exchange search (``swap``) alone, from 0 at the first candidate (the best additions up
-    to ``k``, then exchanges, each support refitted exactly: abess's path, with the bounds);
+    support, or, for least squares and the GLM losses (logistic, Poisson) with a box, the
+    orthant or no constraint, by the exchange search (``swap``) alone: for least squares
+    from 0 at the first candidate, for the GLM losses after the first candidate (the best
+    additions up to ``k``, then exchanges, each support refitted exactly, by Newton's
+    method for the GLM losses: abess's path, with the bounds);
     ``k = 0`` is the intercept-only model. ``criterion="cv"`` scores each
     candidate on the test rows of every split of ``cv`` (one path per split, on its training
     rows); ``k_`` is the smallest candidate with the largest mean score (or, with
@@ -377,7 +385,8 @@ class IHTClassifierCV(_SelectBase, IHTClassifier):
     An integer ``cv`` gives stratified folds; a split whose training rows lack a class
     scores :math:`-\infty`.
 """ + _SHARED_DOC % {"loss": "log-loss", "fixed": "IHTClassifier",
-                     "swap": "alpha : float\n        Ridge weight of the logistic loss.\n    "}
+                     "swap": "alpha : float\n        Ridge weight of the logistic loss.\n    "
+                             + GLM_SWAP_DOC}
         + r"""
     Examples
     --------
@@ -392,8 +401,8 @@ class IHTClassifierCV(_SelectBase, IHTClassifier):
     def __init__(self, ks=None, *, criterion="cv", cv=5, k_rule="best", scoring=None,
                  n_jobs=None, refit=True, search="sequential", ic_coef=1.0, constraint=None,
                  always_select=None, screening_size=None, alpha=1e-4, selection="auto",
-                 fit_intercept=True, step="auto", max_iter=1000, tol=1e-7, random_state=None,
-                 jit="auto"):
+                 swap=5, fit_intercept=True, step="auto", max_iter=1000, tol=1e-7,
+                 random_state=None, jit="auto"):
         self.ks = ks
         self.criterion = criterion
         self.cv = cv
@@ -408,6 +417,7 @@ class IHTClassifierCV(_SelectBase, IHTClassifier):
         self.screening_size = screening_size
         self.alpha = alpha
         self.selection = selection
+        self.swap = swap
         self.fit_intercept = fit_intercept
         self.step = step
         self.max_iter = max_iter
@@ -415,7 +425,6 @@ class IHTClassifierCV(_SelectBase, IHTClassifier):
         self.random_state = random_state
         self.jit = jit
 
-    swap = 0
     _fixed_class = IHTClassifier
 
     def fit(self, X, y, sample_weight=None):

@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..problems import Poisson
 from ..validation import check_real
 from ._estimators import _fit_data, _IHTBase, _sample_weight, _sparsity
-from ._estimators_cv import _SHARED_DOC, _SelectBase
+from ._estimators_cv import _SHARED_DOC, GLM_SWAP_DOC, _SelectBase
 from ._paths import _Path
 from ._projection import check_constraint
 
@@ -35,17 +35,21 @@ def _problem(X, y, sw, est):
     crawl on features of small scale; else ``e = 0``."""
     alpha, e = check_real("alpha", est.alpha, low=0.0), 0
     if check_constraint(est.constraint, X.shape[1]).cone:
-        e = int(np.frexp(np.sqrt(np.mean(X * X)))[1])
+        e = int(np.frexp(np.sqrt(np.vdot(X, X) / X.size))[1])
     X = X if e == 0 else np.ldexp(X, -e)
     return Poisson(X, y, np.ldexp(alpha, -2 * e), est.fit_intercept, sw), e
+
+
+def _check_step(step, name):
+    if isinstance(step, str) and step == "lipschitz":
+        raise ValueError(f"{name}: step='lipschitz' needs a global Lipschitz constant, which "
+                         f"this loss does not have; use step='auto' or a float")
 
 
 def _start(problem, step, name):
     """``(x0, lipschitz)``: the null model and, for a backtracked step, the largest Hessian
     eigenvalue there (the first step is its inverse); ``step="lipschitz"`` refused."""
-    if isinstance(step, str) and step == "lipschitz":
-        raise ValueError(f"{name}: step='lipschitz' needs a global Lipschitz constant, which "
-                         f"this loss does not have; use step='auto' or a float")
+    _check_step(step, name)
     x0 = problem.null_point()
     return x0, problem.local_lipschitz(x0) if isinstance(step, str) else None
 
@@ -184,27 +188,34 @@ class PoissonPath(_Path):
             X, y, sw = X[sw > 0], y[sw > 0], sw[sw > 0]
         super().__init__(X, y, sw)
         self.complete = bool(y.any())  # training rows with a count (else no fit exists)
-        # the score statistics |x~' W (y - mu0)| / sqrt(mu0 x~' W x~) at the null model
-        w = np.ones(X.shape[0]) if sw is None else sw
-        mu0 = np.average(y, weights=sw)
-        Xc = X - np.average(X, axis=0, weights=sw)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            stat = np.abs(Xc.T @ (w * (y - mu0))) / np.sqrt(mu0 * (w @ (Xc * Xc)))
+        stat = None
+        if est._screen is not None:
+            # the score statistics |x~' W (y - mu0)| / sqrt(mu0 x~' W x~) at the null model
+            w = np.ones(X.shape[0]) if sw is None else sw
+            mu0 = np.average(y, weights=sw)
+            Xc = X - np.average(X, axis=0, weights=sw)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                stat = np.abs(Xc.T @ (w * (y - mu0))) / np.sqrt(mu0 * (w @ (Xc * Xc)))
         forced = self._screen(est, stat)
         Xk = X if self.keep.shape[0] == X.shape[1] else np.ascontiguousarray(X[:, self.keep])
         self.fit_intercept, self.name = est.fit_intercept, type(est).__name__
-        self.options = est._iht_options(0, forced)
+        self._glm_options(est, Xk.shape[1], forced)
         self.e = 0
+        _check_step(est.step, self.name)
+        self.step, self.lipschitz = est.step, None
         if self.complete:
             self.problem, self.e = _problem(Xk, y, sw, est)
-            self.null, self.lipschitz = _start(self.problem, est.step, self.name)
+            self.null = self.problem.null_point()
 
     def _fit(self, x0, k):
         if k == 0:
             return self.null.copy(), 1
-        res = self._solve(self.problem, self.null if x0 is None else x0, k,
-                          n_unconstrained=int(self.fit_intercept), lipschitz=self.lipschitz)
-        return res.x, res.nit
+        if (x0 is None or self.options["swap"] == 0) and self.lipschitz is None:
+            # iht runs: the inverse of its first step (None for a float step)
+            self.lipschitz = _start(self.problem, self.step, self.name)[1] or 0.0
+        return self._glm_fit(self.problem, self.null if x0 is None else x0, k,
+                             n_unconstrained=int(self.fit_intercept),
+                             lipschitz=self.lipschitz or None)
 
     def model(self, i):
         p = self.keep.shape[0]
@@ -222,14 +233,15 @@ class PoissonPath(_Path):
 
 
 class _SelectLikelihood(_SelectBase):
-    """The search over ``k`` for the likelihood models (Poisson, Cox): ``iht`` without the
-    exchange search, seed or JIT switch."""
+    """The search over ``k`` for the likelihood models (Poisson, Cox): ``iht`` without a
+    seed or JIT switch (Cox without the exchange search)."""
 
     swap = 0
 
     def _iht_options(self, swap, forced):
         return dict(constraint=self.constraint, selection=self.selection, step=self.step,
-                    maxiter=self.max_iter, tol=self.tol, refit=True, always_select=forced)
+                    maxiter=self.max_iter, tol=self.tol, refit=True, swap=swap,
+                    always_select=forced)
 
 
 class IHTPoissonRegressorCV(_SelectLikelihood, IHTPoissonRegressor):
@@ -245,7 +257,8 @@ class IHTPoissonRegressorCV(_SelectLikelihood, IHTPoissonRegressor):
     (:math:`\tilde x_j` the centred feature, :math:`\mu_0` the weighted mean of :math:`y`).
 """ + _SHARED_DOC.replace("step, max_iter, tol, random_state, jit", "step, max_iter, tol")
         % {"loss": "Poisson deviance", "fixed": "IHTPoissonRegressor",
-           "swap": "alpha : float\n        Ridge weight of the Poisson loss.\n    "}
+           "swap": "alpha : float\n        Ridge weight of the Poisson loss.\n    "
+                   + GLM_SWAP_DOC}
         + r"""
     Examples
     --------
@@ -262,7 +275,7 @@ class IHTPoissonRegressorCV(_SelectLikelihood, IHTPoissonRegressor):
     def __init__(self, ks=None, *, criterion="cv", cv=5, k_rule="best", scoring=None,
                  n_jobs=None, refit=True, search="sequential", ic_coef=1.0, constraint=None,
                  always_select=None, screening_size=None, alpha=0.0, selection="auto",
-                 fit_intercept=True, step="auto", max_iter=1000, tol=1e-7):
+                 swap=5, fit_intercept=True, step="auto", max_iter=1000, tol=1e-7):
         self.ks = ks
         self.criterion = criterion
         self.cv = cv
@@ -277,6 +290,7 @@ class IHTPoissonRegressorCV(_SelectLikelihood, IHTPoissonRegressor):
         self.screening_size = screening_size
         self.alpha = alpha
         self.selection = selection
+        self.swap = swap
         self.fit_intercept = fit_intercept
         self.step = step
         self.max_iter = max_iter

@@ -12,6 +12,7 @@ from .._core.run import Algorithm, State, run
 from .._core.stopping import MaxIter, MaxTime, StepVerdict, verdict
 from ..manifolds import Euclidean
 from ..validation import check_array, check_choice, check_int, check_real, check_rng
+from ._glm import glm_exchange_search
 from ._loops import CompiledSteps, gradient_step, python_step
 from ._projection import TwoStep, check_always_select, check_constraint, resolve_selection
 from ._refit import exchange_search, refit_on_support
@@ -184,13 +185,15 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
         best, then tries each single coordinate of :math:`S` with its best replacement,
         refits each new support exactly under the bounds (a primal active-set solve on its
         Gram block) and keeps the first exchange that lowers :math:`R`; it stops when none
-        does. The objective never increases, the
-        point stays feasible with at most ``k`` nonzeros (exactly ``k`` unless no coordinate
-        outside the support can lower :math:`R`). This is the splicing step of abess
-        (Zhu et al. 2020) with the bounds in the refit; it is not part of the paper's method.
-        It needs a least-squares problem (:func:`jitopt.problems.least_squares`), a
-        separable constraint (a box, the orthant or none), the deterministic variant and
-        ``n_unconstrained=0``. ``"auto"``: 5 when ``relax > 1`` and these hold, else 0.
+        does. The objective never increases, the point stays feasible with at most ``k`` nonzeros (exactly ``k`` unless no coordinate
+        outside the support can lower :math:`R`): abess's splicing (Zhu et al. 2020) with
+        the bounds in the refit, not part of the paper's method.
+        It needs a least-squares problem (:func:`jitopt.problems.least_squares`) with
+        ``n_unconstrained=0`` or a GLM loss (Poisson, logistic: :func:`glm_exchange_search`,
+        the same search on the quadratic model of the loss with the diagonal of its
+        Hessian for :math:`G_{ii}`, each support refitted by Newton's method), a separable
+        constraint (a box, the orthant or none) and the deterministic variant.
+        ``"auto"``: 5 when ``relax > 1`` and these hold, else 0.
     n_unconstrained : int
         The last ``n_unconstrained`` coordinates (e.g. an intercept) are neither thresholded
         nor constrained.
@@ -285,16 +288,7 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
     relax = check_real("relax", relax, low=1.0)
     k_work = min(p, int(math.ceil(relax * k - 1e-12)))
     refit = relax > 1 if refit is None else bool(refit)
-    can_swap = (hasattr(problem, "gram_rows_in_place") and c.separable and n_free == 0
-                and variant == "deterministic")
-    if isinstance(swap, str) and swap == "auto":
-        swap = _SWAP if relax > 1 and can_swap else 0
-    else:
-        swap = check_int("swap", swap, low=0)
-        if swap > 0 and not can_swap:
-            raise ValueError("swap > 0 needs a least-squares problem (jitopt.problems."
-                             "least_squares), a separable constraint (a box, the orthant or "
-                             "none), variant='deterministic' and n_unconstrained=0")
+    swap = _check_swap(swap, relax, problem, c, n_free, variant)
     maxiter = check_int("maxiter", maxiter, low=0)
     max_time = check_real("max_time", max_time, low=0.0)
     tol = check_real("tol", tol, low=0.0)
@@ -351,6 +345,22 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
     return run(problem, method, w,
                stop=StepVerdict() | MaxIter(maxiter) | MaxTime(max_time),
                callback=callback, history=history, disp=disp)
+
+
+def _check_swap(swap, relax, problem, constraint, n_free, variant):
+    """``swap`` checked, ``"auto"`` resolved (see :func:`iht`)."""
+    can_swap = constraint.separable and variant == "deterministic" and (
+        (hasattr(problem, "gram_rows_in_place") and n_free == 0)
+        or hasattr(problem, "gradient_and_curvature"))
+    if isinstance(swap, str) and swap == "auto":
+        return _SWAP if relax > 1 and can_swap else 0
+    swap = check_int("swap", swap, low=0)
+    if swap > 0 and not can_swap:
+        raise ValueError("swap > 0 needs a least-squares problem (jitopt.problems."
+                         "least_squares) with n_unconstrained=0 or a GLM loss (Poisson, "
+                         "Logistic), a separable constraint (a box, the orthant or "
+                         "none) and variant='deterministic'")
+    return swap
 
 
 class HardThresholding(Algorithm):
@@ -437,10 +447,16 @@ class ExchangeSearch:
         self.k, self.swap = k, swap
 
     def __call__(self, alg, x, eta, budget):
-        x, f, alg.n_swaps = exchange_search(alg.problem, x, self.k, alg.op.lower,
-                                            alg.op.upper, self.swap,
-                                            always_select=alg.op.forced)
+        x, f, alg.n_swaps = search_supports(alg.problem, x, self.k, alg.op.lower,
+                                            alg.op.upper, self.swap, alg.op.forced)
         return x, f, ()
+
+
+def search_supports(problem, x, k, lower, upper, swap, forced):
+    """:func:`exchange_search`, or :func:`glm_exchange_search` for a GLM loss."""
+    search = glm_exchange_search if hasattr(problem, "gradient_and_curvature") else \
+        exchange_search
+    return search(problem, x, k, lower, upper, swap, always_select=forced)
 
 
 class PruneAndPolish:
@@ -472,8 +488,8 @@ def _prune_and_polish(problem, op, x, k, swap, eta, inner, seconds_left):
             continue  # same pruned support as the first start: nothing new to try
         seen.append(support)
         if swap > 0:
-            cand, f_cand, n = exchange_search(problem, pruned, k, op.lower, op.upper, swap,
-                                              always_select=op.forced)
+            cand, f_cand, n = search_supports(problem, pruned, k, op.lower, op.upper, swap,
+                                              op.forced)
             n_swaps += n
             cands = [(cand, f_cand)]
         else:

@@ -10,6 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..problems import LeastSquares, Logistic
 from ._estimators import _least_squares_data
+from ._glm import glm_exchange_search
 from ._iht import iht
 from ._projection import check_always_select, check_constraint
 from ._refit import search_from
@@ -39,6 +40,27 @@ class _Path:
             warnings.warn(f"{self.name}: at k = {k}: {res.message}", ConvergenceWarning,
                           stacklevel=5)
         return res
+
+    def _glm_options(self, est, p, forced):
+        """The options of :func:`iht` (the exchange search on when the constraint is a box,
+        the orthant or none) and the box of the exchange search, for a GLM path on ``p``
+        columns."""
+        c = check_constraint(est.constraint, p)
+        self.options = est._iht_options(est.swap if c.separable else 0, forced)
+        self.bounds = c.kernel_args(p)[:2] if c.separable else None
+
+    def _glm_fit(self, problem, x0, k, **more):
+        """``(x, work)`` at ``k``: from a previous fit ``x0``, with the exchange search on,
+        :func:`glm_exchange_search` (the best additions up to ``k``, then the exchanges:
+        abess's path, with the bounds; ``work`` its rounds); else :func:`iht` (with the
+        exchange search after it when on; ``work`` its iterations)."""
+        swap = self.options["swap"]
+        if x0 is not None and swap > 0:
+            x, _, n_swaps = glm_exchange_search(problem, x0, k, *self.bounds, swap,
+                                                always_select=self.options["always_select"])
+            return x, n_swaps + 1
+        res = self._solve(problem, x0, k, **more)
+        return res.x, res.nit
 
     def df(self, i):
         return int(np.count_nonzero(self.model(i)[0]))
@@ -142,7 +164,7 @@ class LogisticPath(_Path):
         Xk = X if self.keep.shape[0] == X.shape[1] else np.ascontiguousarray(X[:, self.keep])
         self.problems = [Logistic(Xk, t, est.alpha, est.fit_intercept, sw) for t in self.labels]
         self.fit_intercept, self.name = est.fit_intercept, type(est).__name__
-        self.options = est._iht_options(0, forced)
+        self._glm_options(est, Xk.shape[1], forced)
 
     def _fit(self, x0, k):
         p = self.keep.shape[0]
@@ -156,10 +178,10 @@ class LogisticPath(_Path):
                 xs.append(x)
                 nits.append(1)
                 continue
-            res = self._solve(problem, None if x0 is None else x0[t], k,
-                              n_unconstrained=int(self.fit_intercept))
-            xs.append(res.x)
-            nits.append(res.nit)
+            x, nit = self._glm_fit(problem, None if x0 is None else x0[t], k,
+                                   n_unconstrained=int(self.fit_intercept))
+            xs.append(x)
+            nits.append(nit)
         return np.array(xs), np.array(nits)
 
     def model(self, i):

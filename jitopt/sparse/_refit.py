@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from ..sets import project
-from ._glm import newton_refit
+from ._glm import _largest, newton_refit
 from ._kernels import box_qp, free_qp
 from ._splice_kernels import INTERPRETED, splice_round
 from ._projection import check_always_select
@@ -173,18 +173,6 @@ def search_from(problem, x, k, lo, hi, max_swap=5, maxiter=200, always_select=No
     return w, n_swaps, g
 
 
-def _largest(a, m):
-    """The indices of the ``m`` largest entries of ``a``, largest first, ties to the smaller
-    index (the first ``m`` of a stable ``argsort(-a)``), without sorting all of ``a``."""
-    if m >= a.shape[0]:
-        return np.argsort(-a, kind="stable")
-    cut = np.partition(a, a.shape[0] - m)[a.shape[0] - m]
-    if np.isnan(cut):
-        return np.argsort(-a, kind="stable")[:m]
-    top = np.flatnonzero(a >= cut)
-    return top[np.argsort(-a[top], kind="stable")][:m]
-
-
 def _sym(Q):
     return np.ascontiguousarray(0.5 * (Q + Q.T))
 
@@ -212,7 +200,7 @@ def refit_on_support(problem, op, x, variant, eta, maxiter):
     d, p = x.shape[0], op.p
     support = np.flatnonzero(x[:p])
     if hasattr(problem, "newton_system") and op.args[2] is None and variant != "zeroth_order":
-        return newton_refit(problem, op, x, maxiter)
+        return newton_refit(problem, x, op.lower, op.upper, maxiter)
     if hasattr(problem, "gram_block") and d == p:
         Q, c = problem.gram_block(support)
         args = op.args
