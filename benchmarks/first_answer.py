@@ -114,6 +114,15 @@ A /= A.sum(axis=(1, 2), keepdims=True)
 bary = ot.bregman.convolutional_barycenter2d(A, reg=0.004)
 assert abs(bary.sum() - 1) < 1e-6
 """),
+    "wdha_barycenter, two 32x32x32 balls": ("""
+import numpy as np
+from jitopt.transport import grid_coordinates, wdha_barycenter
+y, x, z = grid_coordinates((32, 32, 32))
+A = np.array([((y - a) ** 2 + (x - b) ** 2 + (z - c) ** 2 <= 0.04) * 1.0
+              for a, b, c in [(0.35, 0.40, 0.38), (0.62, 0.58, 0.60)]])
+bary = wdha_barycenter(A)
+assert abs(bary.sum() - 1) < 1e-9
+""", None, None),
     "correlated equilibrium, RPS": ("""
 import numpy as np
 from jitopt.games import NormalFormGame

@@ -186,12 +186,18 @@ def test_unit_weight_and_identical_inputs():
     np.testing.assert_array_equal(wdha_barycenter(A, weights=[0.0, 1.0]), A[1] / A[1].sum())
 
 
-def test_one_specialisation_per_3d_kernel():
+def test_one_specialisation_per_3d_kernel(tmp_path):
     from specialisations import assert_compiled_once
 
-    assert_compiled_once(
+    # with an empty cache, so that the kernels called only from kernels compile as well
+    # (a literal argument compiled one of them twice)
+    names = assert_compiled_once(
         "import numpy as np, jitopt; from jitopt.problems import BarycenterProblem; "
         "A = np.zeros((2, 16, 16, 16)); A[0, 3:7, 3:7, 3:7] = A[1, 9:13, 8:12, 9:13] = 1.0; "
         "jitopt.transport.sga(BarycenterProblem(A), maxiter=3); "
         "jitopt.transport.wdha(BarycenterProblem(A), maxiter=3, coarsest=8)",
-        "pushforward_3d")
+        "pushforward_3d", cache_dir=tmp_path)
+    assert "jitopt.transport._kernels3d._gradient_plane" in names
+    # a 3-D solve compiles the 3-D kernels and the 1-D Legendre transform, no 2-D kernel
+    assert {n for n in names if not n.startswith("jitopt.transport._kernels3d.")} == {
+        "jitopt.transport._kernels.legendre_line"}

@@ -9,8 +9,11 @@ processed by threads at the same time.
 import numpy as np
 from numba import njit
 
+#: the options of a kernel called only from other kernels: no Python entry point to compile
+INNER = {"cache": True, "nogil": True, "no_cpython_wrapper": True}
 
-@njit(cache=True, nogil=True)
+
+@njit(**INNER)
 def legendre_line(f, out, hj, hx, hf, xs):
     """Discrete 1-D Legendre transform ``out[k] = max_j xs[k] xs[j] - f[j]`` on the grid
     ``xs[j] = (j + 1/2) / n``, in O(n).
@@ -99,13 +102,13 @@ def gradient(f, g0, g1):
             g1[i, j] = d * h1
 
 
-@njit(cache=True, nogil=True)
+@njit(**INNER)
 def _bilinear(p, r0, c0, t, s):
     return ((1.0 - t) * ((1.0 - s) * p[r0, c0] + s * p[r0, c0 + 1])
             + t * ((1.0 - s) * p[r0 + 1, c0] + s * p[r0 + 1, c0 + 1]))
 
 
-@njit(cache=True, nogil=True)
+@njit(**INNER)
 def _deposit(out, y, x, w):
     n0, n1 = out.shape
     if not y > 0.0:  # also catches NaN, so that a diverging map cannot write out of bounds
@@ -208,21 +211,12 @@ def weighted_sum(psi, lam, active, out):
         out += lam[i] * psi[i]
 
 
-@njit(cache=True, nogil=True)
 def displacement_norms(ident, g, nu, sides):
     """The squared norm ``mean(nu |ident - g|^2)`` of a displacement field in ``L^2(nu)``
-    (``nu`` of mean one; ``ident`` and ``g`` of shape ``(d, m)``, one row per axis, over
-    the ``m`` cells), and its root in cells (axis ``a`` scaled by ``sides[a]``)."""
-    d, m = g.shape
-    s = 0.0
-    c = 0.0
-    for k in range(m):
-        e = 0.0
-        ec = 0.0
-        for a in range(d):
-            da = (ident[a, k] - g[a, k]) ** 2
-            e += da
-            ec += da * sides[a] * sides[a]
-        s += nu[k] * e
-        c += nu[k] * ec
-    return s / m, np.sqrt(c / m)
+    (``nu`` of mean one; ``ident`` and ``g`` of shape ``(d,) + nu.shape``, one grid per
+    axis), and its root in cells (axis ``a`` scaled by ``sides[a]``). Overwrites ``g`` (in
+    NumPy, as :func:`weighted_sum`)."""
+    np.subtract(ident, g, out=g)
+    np.square(g, out=g)
+    per_axis = np.einsum("ak,k->a", g.reshape(len(g), -1), nu.ravel()) / nu.size
+    return float(per_axis.sum()), float(np.sqrt(per_axis @ np.square(sides)))

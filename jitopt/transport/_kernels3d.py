@@ -10,12 +10,13 @@ import numpy as np
 from numba import njit
 
 from . import _kernels  # (its legendre_line, read when a kernel compiles)
+from ._kernels import INNER
 
 #: the cap on the sub-samples per cell and axis of a 3-D pushforward (at most 512 per cell)
 MAX_SUB_3D = 8
 
 
-@njit(cache=True, nogil=True)
+@njit(**INNER)
 def _strided_pass(out, axis, work, xs):
     """1-D transforms of the negated lines of ``out`` along ``axis`` (0 or 1), 8 lines
     (consecutive along axis 2) at a time through a contiguous strip."""
@@ -56,7 +57,7 @@ def legendre_3d(f, out):
         _strided_pass(out, axis, work, (np.arange(n) + 0.5) / n)
 
 
-@njit(cache=True, nogil=True)
+@njit(**INNER)
 def _diff(a, b, c, at_start, at_end):
     """The difference across a cell along one axis from the values before (``a``), at
     (``b``) and after (``c``) it: centred inside, second-order one-sided on the faces (the
@@ -68,7 +69,7 @@ def _diff(a, b, c, at_start, at_end):
     return c - a
 
 
-@njit(cache=True, nogil=True)
+@njit(**INNER)
 def _gradient_plane(f, i, g0, g1, g2):
     """The gradient of ``f`` in plane ``i`` (into the 2-D arrays ``g0, g1, g2``), in
     ``[0, 1]`` units: centred differences inside, second-order one-sided differences on the
@@ -95,7 +96,7 @@ def gradient_3d(f, g0, g1, g2):
         _gradient_plane(f, i, g0[i], g1[i], g2[i])
 
 
-@njit(cache=True, nogil=True)
+@njit(**INNER)
 def _corner(v, n):
     """Lower corner index and fraction of the coordinate ``v`` (in cells) on an axis of
     ``n`` centres, clamped to the grid (NaN goes to the first cell)."""
@@ -107,7 +108,7 @@ def _corner(v, n):
     return i, v - i
 
 
-@njit(cache=True, nogil=True)
+@njit(**INNER)
 def _deposit3(out, y, x, z, w):
     n0, n1, n2 = out.shape
     i, t = _corner(y, n0)
@@ -121,7 +122,7 @@ def _deposit3(out, y, x, z, w):
             out[i + a, j + b, k + 1] += wb * u
 
 
-@njit(cache=True, nogil=True)
+@njit(**INNER)
 def _trilinear(p, ra, rb, j, k, t, s, u):
     """The three map components interpolated trilinearly at fractions ``(t, s, u)`` of the
     cell with lower corner ``(j, k)`` in the planes of slots ``ra`` and ``rb`` of ``p`` (one
@@ -140,7 +141,7 @@ def _trilinear(p, ra, rb, j, k, t, s, u):
     return y, x, z
 
 
-@njit(cache=True, nogil=True)
+@njit(**INNER)
 def _subsamples(e, maxsub, down):
     """Sub-samples along an axis for the stretch ``e`` (already times ``mult``)."""
     if e >= maxsub:
@@ -150,7 +151,7 @@ def _subsamples(e, maxsub, down):
     return max(1, int(np.ceil(e - 1e-9)))
 
 
-@njit(cache=True, nogil=True)
+@njit(**INNER)
 def _stretch(p, ra, rb, ja, jb, ka, kb, span):
     """The largest change of the map components between the cells ``(ra, ja, ka)`` and
     ``(rb, jb, kb)`` of ``p``, per cell (``span`` cells apart)."""
@@ -172,16 +173,16 @@ def pushforward_3d(rho, f, out, maxsub, mult, down):
     p = np.empty((3, 3, n1, n2))
     out[...] = 0.0
     sides = (n0, n1, n2)
-    ready = 0  # the planes of the map computed so far
     for i in range(n0):
-        while ready < min(i + 2, n0):  # the map in output cell units, centre k at k
-            r = ready % 3
-            _gradient_plane(f, ready, p[0, r], p[1, r], p[2, r])
+        # the planes of the map first read by plane i (a loop index: one specialisation of
+        # _gradient_plane), in output cell units, centre k at k
+        for plane in range(0 if i == 0 else i + 1, min(i + 2, n0)):
+            r = plane % 3
+            _gradient_plane(f, plane, p[0, r], p[1, r], p[2, r])
             for c in range(3):
                 for j in range(n1):
                     for k in range(n2):
                         p[c, r, j, k] = p[c, r, j, k] * sides[c] - 0.5
-            ready += 1
         ia, ib = max(i - 1, 0), min(i + 1, n0 - 1)
         sa, si, sb = ia % 3, i % 3, ib % 3
         for j in range(n1):

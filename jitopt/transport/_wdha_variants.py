@@ -221,10 +221,7 @@ class Wdha(Algorithm):
         if o.order == "gauss-seidel" or not ascend:
             self.weighted_potential()
         _nd.gradients(self.pbar, self.grad)
-        d = len(self.sides)
-        wgrad, cells = _kernels.displacement_norms(self.ident.reshape(d, -1),
-                                                   self.grad.reshape(d, -1), nu.ravel(),
-                                                   self.sides)
+        wgrad, cells = _kernels.displacement_norms(self.ident, self.grad, nu, self.sides)
         self.problem.counts.add(nfev=1, njev=1, nifo=len(self.active))
         if not (np.all(np.isfinite(dual)) and np.all(np.isfinite(res))
                 and np.isfinite(wgrad)):
