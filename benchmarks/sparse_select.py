@@ -60,6 +60,8 @@ def methods(ks):
         "jitopt cv=5 1se": lambda: IHTRegressorCV(ks, cv=5, k_rule="1se"),
         "jitopt EBIC": lambda: IHTRegressorCV(criterion="ebic"),
         "jitopt GIC": lambda: IHTRegressorCV(ks, criterion="gic"),
+        "jitopt GIC patience=10": lambda: IHTRegressorCV(ks, criterion="gic", patience=10),
+        "jitopt cv=5 patience=10": lambda: IHTRegressorCV(ks, cv=5, patience=10),
         "jitopt golden cv=5": lambda: IHTRegressorCV(ks, cv=5, search="golden"),
         "jitopt EBIC screened": lambda: IHTRegressorCV(criterion="ebic",
                                                        screening_size="auto"),
@@ -78,7 +80,9 @@ def methods(ks):
     return ours, theirs
 
 
-PAIRS = {"jitopt cv=5": "abess cv=5", "jitopt cv=5 1se": "abess cv=5", "jitopt EBIC": "abess EBIC", "jitopt GIC": "abess GIC",
+PAIRS = {"jitopt cv=5": "abess cv=5", "jitopt cv=5 1se": "abess cv=5", "jitopt EBIC": "abess EBIC",
+         "jitopt GIC": "abess GIC", "jitopt GIC patience=10": "abess GIC",
+         "jitopt cv=5 patience=10": "abess cv=5",
          "jitopt golden cv=5": "abess gs cv=5", "jitopt EBIC screened": "abess EBIC"}
 
 

@@ -231,6 +231,35 @@ def test_golden_search_returns_the_best_evaluated_candidate():
     assert search_candidates(len(curve), lambda idx: curve[idx])[0] == 1
 
 
+@pytest.mark.parametrize("patience, best, n_evaluated", [(3, 2, 6), (4, 6, 11), (None, 11, 12)])
+def test_patience_stops_after_candidates_without_a_new_best(patience, best, n_evaluated):
+    # a plateau of three candidates after index 2, then a lower value at 6
+    curve = np.array([5.0, 4.0, 3.0, 3.5, 3.0, 3.1, 2.0, 2.2, 2.3, 2.4, 2.5, 1.0])
+    calls = []
+
+    def evaluate(indices):
+        calls.extend(indices)
+        return curve[indices]
+
+    found, scores = search_candidates(len(curve), evaluate, patience=patience)
+    assert found == best and calls == list(range(n_evaluated)) and len(scores) == n_evaluated
+
+
+@pytest.mark.parametrize("criterion", ["ebic", "cv"])
+def test_patience_keeps_the_model_and_fits_fewer_candidates(criterion):
+    X, y, beta = sparse_regression_data(120, 30, 4, rho=0.2, snr=10.0, rng=3)
+    full = IHTRegressorCV(range(0, 16), criterion=criterion).fit(X, y)
+    short = IHTRegressorCV(range(0, 16), criterion=criterion, patience=3).fit(X, y)
+    assert short.k_ == full.k_ == 4
+    np.testing.assert_array_equal(short.coef_, full.coef_)
+    evaluated = short.cv_results_["param_k"]
+    assert evaluated.tolist() == list(range(evaluated[-1] + 1)) and evaluated[-1] < 15
+    scores = full.criterion_ if criterion != "cv" else -full.cv_results_["mean_test_score"]
+    # stopped after exactly 3 candidates without a new best
+    last = evaluated[-1]
+    assert np.all(scores[last - 2:last + 1] >= scores[:last - 2].min())
+
+
 # -- classifier --------------------------------------------------------------------------------
 
 def test_classifier_chooses_the_true_support():
@@ -378,7 +407,9 @@ def test_bad_input():
                           (dict(ks=["a"]), "ks"), (dict(search="binary"), "search"),
                           (dict(ic_coef=0.0), "ic_coef"), (dict(swap=-1), "swap"),
                           (dict(k_rule="2se"), "k_rule"),
-                          (dict(screening_size="all"), "screening_size")]:
+                          (dict(screening_size="all"), "screening_size"),
+                          (dict(patience=0), "patience"),
+                          (dict(patience=3, search="golden"), "patience")]:
         with pytest.raises((ValueError, TypeError), match=match):
             IHTRegressorCV(**kwargs).fit(X, y)
     with pytest.raises(ValueError, match="gic"):

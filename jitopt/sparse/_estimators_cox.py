@@ -297,10 +297,10 @@ class IHTCoxRegressorCV(_SelectLikelihood, IHTCoxRegressor):
     (2, array([ 3, 11]))
     """)
 
-    def __init__(self, ks=None, *, criterion="cv", cv=5, k_rule="best", scoring=None,
-                 n_jobs=None, refit=True, search="sequential", ic_coef=1.0, constraint=None,
-                 always_select=None, screening_size=None, alpha=0.0, selection="auto",
-                 step="auto", max_iter=1000, tol=1e-4):
+    def __init__(self, ks=None, *, criterion="cv", cv=5, k_rule="best", scoring=None, n_jobs=None,
+                 refit=True, search="sequential", patience=None, ic_coef=1.0, constraint=None,
+                 always_select=None, screening_size=None, alpha=0.0, selection="auto", step="auto",
+                 max_iter=1000, tol=1e-4):
         self.ks = ks
         self.criterion = criterion
         self.cv = cv
@@ -309,6 +309,7 @@ class IHTCoxRegressorCV(_SelectLikelihood, IHTCoxRegressor):
         self.n_jobs = n_jobs
         self.refit = refit
         self.search = search
+        self.patience = patience
         self.ic_coef = ic_coef
         self.constraint = constraint
         self.always_select = always_select

@@ -15,7 +15,8 @@ from ..validation import check_choice, check_int, check_real
 from ._estimators import IHTClassifier, IHTRegressor, _fit_data, _ovr_proba, _sample_weight
 from ._paths import LeastSquaresPath, LogisticPath
 from ._projection import check_always_select, check_constraint
-from ._select import CRITERIA, SEARCHES, information_criterion, search_candidates
+from ._select import (CRITERIA, SEARCHES, check_patience, information_criterion,
+                      search_candidates)
 
 __all__ = ["IHTRegressorCV", "IHTClassifierCV"]
 
@@ -49,6 +50,7 @@ class _SelectBase:
     def _check_params(self):
         check_choice("criterion", self.criterion, ("cv",) + CRITERIA)
         check_choice("search", self.search, SEARCHES)
+        check_patience(self.patience, self.search)
         check_choice("k_rule", self.k_rule, ("best", "1se"))
         check_real("ic_coef", self.ic_coef, low=0.0, low_open=True)
         if isinstance(self.swap, bool) or not isinstance(self.swap, numbers.Integral) \
@@ -120,7 +122,7 @@ class _SelectBase:
                 out.append(value)
             return out
 
-        best, _ = search_candidates(len(ks), evaluate, self.search)
+        best, _ = search_candidates(len(ks), evaluate, self.search, self.patience)
         idx = sorted(table)
         self.criterion_ = np.array([table[i][0] for i in idx])
         self.best_score_ = float(table[best][0])
@@ -147,7 +149,7 @@ class _SelectBase:
                 table[i] = np.array([r[j] for r in rows])
             return [-table[i].mean() for i in indices]
 
-        best, _ = search_candidates(len(ks), evaluate, self.search)
+        best, _ = search_candidates(len(ks), evaluate, self.search, self.patience)
         idx = sorted(table)
         scores = np.array([table[i] for i in idx])
         mean = scores.mean(axis=1)
@@ -246,6 +248,11 @@ _SHARED_DOC = r"""
     refit : bool
         Fit the chosen model on all rows (``False``: only ``k_`` and ``cv_results_``).
     search : {"sequential", "golden"}
+    patience : int, optional
+        Stop the sequential path once this many candidates in a row have not improved the
+        best score (``None``, the default: fit every candidate). The candidates after the
+        stop are not fitted and are missing from ``cv_results_``; a score that falls again
+        after a longer plateau is missed.
     ic_coef : float
         The factor :math:`c` of the criteria's penalty.
     constraint : None, "nonnegative" or jitopt.sets.ConvexSet
@@ -329,8 +336,8 @@ class IHTRegressorCV(_SelectBase, IHTRegressor):
     (3, array([ 1, 10, 17]), array([ 1, 10, 17]))
     """)
 
-    def __init__(self, ks=None, *, criterion="cv", cv=5, k_rule="best", scoring=None,
-                 n_jobs=None, refit=True, search="sequential", ic_coef=1.0, constraint=None,
+    def __init__(self, ks=None, *, criterion="cv", cv=5, k_rule="best", scoring=None, n_jobs=None,
+                 refit=True, search="sequential", patience=None, ic_coef=1.0, constraint=None,
                  always_select=None, screening_size=None, selection="auto", swap=5,
                  fit_intercept=True, step="auto", max_iter=1000, tol=1e-7, random_state=None,
                  jit="auto"):
@@ -342,6 +349,7 @@ class IHTRegressorCV(_SelectBase, IHTRegressor):
         self.n_jobs = n_jobs
         self.refit = refit
         self.search = search
+        self.patience = patience
         self.ic_coef = ic_coef
         self.constraint = constraint
         self.always_select = always_select
@@ -398,11 +406,11 @@ class IHTClassifierCV(_SelectBase, IHTClassifier):
     (3, array([ 0,  5, 13]), array([ 0,  5, 13]))
     """)
 
-    def __init__(self, ks=None, *, criterion="cv", cv=5, k_rule="best", scoring=None,
-                 n_jobs=None, refit=True, search="sequential", ic_coef=1.0, constraint=None,
-                 always_select=None, screening_size=None, alpha=1e-4, selection="auto",
-                 swap=5, fit_intercept=True, step="auto", max_iter=1000, tol=1e-7,
-                 random_state=None, jit="auto"):
+    def __init__(self, ks=None, *, criterion="cv", cv=5, k_rule="best", scoring=None, n_jobs=None,
+                 refit=True, search="sequential", patience=None, ic_coef=1.0, constraint=None,
+                 always_select=None, screening_size=None, alpha=1e-4, selection="auto", swap=5,
+                 fit_intercept=True, step="auto", max_iter=1000, tol=1e-7, random_state=None,
+                 jit="auto"):
         self.ks = ks
         self.criterion = criterion
         self.cv = cv
@@ -411,6 +419,7 @@ class IHTClassifierCV(_SelectBase, IHTClassifier):
         self.n_jobs = n_jobs
         self.refit = refit
         self.search = search
+        self.patience = patience
         self.ic_coef = ic_coef
         self.constraint = constraint
         self.always_select = always_select

@@ -272,10 +272,10 @@ class IHTPoissonRegressorCV(_SelectLikelihood, IHTPoissonRegressor):
     (2, array([2, 7]))
     """)
 
-    def __init__(self, ks=None, *, criterion="cv", cv=5, k_rule="best", scoring=None,
-                 n_jobs=None, refit=True, search="sequential", ic_coef=1.0, constraint=None,
-                 always_select=None, screening_size=None, alpha=0.0, selection="auto",
-                 swap=5, fit_intercept=True, step="auto", max_iter=1000, tol=1e-7):
+    def __init__(self, ks=None, *, criterion="cv", cv=5, k_rule="best", scoring=None, n_jobs=None,
+                 refit=True, search="sequential", patience=None, ic_coef=1.0, constraint=None,
+                 always_select=None, screening_size=None, alpha=0.0, selection="auto", swap=5,
+                 fit_intercept=True, step="auto", max_iter=1000, tol=1e-7):
         self.ks = ks
         self.criterion = criterion
         self.cv = cv
@@ -284,6 +284,7 @@ class IHTPoissonRegressorCV(_SelectLikelihood, IHTPoissonRegressor):
         self.n_jobs = n_jobs
         self.refit = refit
         self.search = search
+        self.patience = patience
         self.ic_coef = ic_coef
         self.constraint = constraint
         self.always_select = always_select

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..validation import check_choice, check_real
+from ..validation import check_choice, check_int, check_real
 
 __all__ = ["information_criterion", "search_candidates"]
 
@@ -79,7 +79,7 @@ def information_criterion(deviance, df, n, p, criterion="ebic", ic_coef=1.0):
     return float(value) if value.ndim == 0 else value
 
 
-def search_candidates(m, evaluate, search="sequential"):
+def search_candidates(m, evaluate, search="sequential", patience=None):
     r"""The best of ``m`` candidates (indices ``0 .. m-1``, smaller is simpler) by a score,
     evaluating all of them or only those of a golden-section search.
 
@@ -90,7 +90,10 @@ def search_candidates(m, evaluate, search="sequential"):
     ``b - a <= 3``, then evaluates all of ``[a, b]`` (about :math:`\log_{1.618} m + 4`
     evaluations). On a strictly unimodal score it returns the minimum; otherwise it can
     stop in a local minimum; the best of **all** evaluated candidates is returned (abess's
-    ``gs`` returns the best of its last bracket).
+    ``gs`` returns the best of its last bracket). With ``patience``, the sequential search
+    evaluates one candidate at a time and stops once ``patience`` candidates in a row have
+    not lowered the best score: the later ones are left unevaluated (a score that falls
+    again after a longer plateau is missed).
 
     Parameters
     ----------
@@ -100,6 +103,9 @@ def search_candidates(m, evaluate, search="sequential"):
         ``evaluate(indices)`` -> their scores (lower is better), called with increasing
         indices not evaluated before (so that fits along a path can be warm-started).
     search : {"sequential", "golden"}
+    patience : int, optional
+        Stop the sequential search after this many candidates without a new best (``None``:
+        evaluate all; only with ``"sequential"``).
 
     Returns
     -------
@@ -118,6 +124,7 @@ def search_candidates(m, evaluate, search="sequential"):
     (5, True)
     """
     check_choice("search", search, SEARCHES)
+    patience = check_patience(patience, search)
     scores = {}
 
     def run(indices):
@@ -135,6 +142,25 @@ def search_candidates(m, evaluate, search="sequential"):
                 b = d
             else:
                 a = c
-    run(range(a, b + 1))
+    if patience is None:
+        run(range(a, b + 1))
+    else:
+        best = 0
+        for i in range(m):
+            run([i])
+            if scores[i] < scores[best]:
+                best = i
+            elif i - best >= patience:
+                break
     best = min(scores, key=lambda i: (scores[i], i))
     return best, scores
+
+
+def check_patience(patience, search):
+    """The checked ``patience`` (None or a positive int) of a ``search``."""
+    if patience is None:
+        return None
+    patience = check_int("patience", patience, low=1)
+    if search != "sequential":
+        raise ValueError(f"patience stops the sequential search; got search={search!r}")
+    return patience
