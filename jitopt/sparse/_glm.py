@@ -102,7 +102,7 @@ def glm_exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200,
     ``newton_system`` (:class:`~jitopt.problems.Poisson`,
     :class:`~jitopt.problems.Logistic`).
 
-    The start is refitted on its support (:func:`newton_refit`), and filled up to ``k``
+    The start is refitted on its support (projected Newton), and filled up to ``k``
     coordinates by the best single additions. Then each round takes, at the current fit
     :math:`w` on the support :math:`S`, the gradient :math:`g` and the diagonal :math:`h`
     of the Hessian (its IRLS-weighted column norms): the local quadratic model of
