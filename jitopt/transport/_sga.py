@@ -103,8 +103,8 @@ def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=
         Threads for the per-input steps (default: one below 64 x 64 cells, else the number
         of CPUs, at most the number of inputs with positive weight).
     coarsest : int, optional
-        The coarse-to-fine start (default 32 on 3-D grids; none on 2-D grids unless given;
-        not with ``"paper"``). A grid with even sides all larger than ``coarsest`` is first
+        The coarse-to-fine start (default 64 on 2-D grids, 32 on 3-D grids; not with
+        ``"paper"``). A grid with even sides all larger than ``coarsest`` is first
         solved, without polish, on the grid of its 2 x 2 (x 2) blocks (recursively, down to
         at most ``coarsest`` cells per side, with the same options); the potentials
         :math:`f_i` of that run, with their :math:`(-1)^{i+j}` mode filtered out, are
@@ -197,7 +197,7 @@ def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=
         n_jobs = min(active, os.cpu_count() or 1) if problem.densities[0].size >= 4096 else 1
     n_jobs = check_int("n_jobs", n_jobs, low=1)
     grid = problem.densities.shape[1:]
-    coarsest = check_int("coarsest", (32 if len(grid) == 3 else max(grid)) if coarsest is None
+    coarsest = check_int("coarsest", (32 if len(grid) == 3 else 64) if coarsest is None
                          else coarsest, low=3)
     fine_maxiter = check_int("fine_maxiter", max(1, T // 20) if fine_maxiter is None
                              else fine_maxiter, low=1)
