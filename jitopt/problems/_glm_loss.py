@@ -27,20 +27,14 @@ def weighted_column_sums(X, a, b):
 
 
 class GLMLoss(RowLoss):
-    r"""A row-wise loss (``RowLoss``) whose row terms :math:`\ell(y_i, \eta_i)` are given in NumPy by
-    the subclass (``_loss``, ``_derivatives``), which gives the Newton system on a support,
-    the cost from the support's columns and the diagonal of the Hessian."""
+    r"""A row-wise loss (``RowLoss``) whose row terms :math:`\ell(y_i, \eta_i)` are given in
+    NumPy by the subclass, which gives the Newton system on a support, the cost from the
+    support's columns and the diagonal of the Hessian.
 
-    def _loss(self, eta):
-        r"""Each row's loss :math:`\ell_i` at the linear predictor ``eta`` (the
-        subclass's; ``+inf`` where it overflows, without a warning)."""
-        raise NotImplementedError
-
-    def _derivatives(self, eta):
-        r"""``(d1, d2)``: :math:`\partial\ell_i/\partial\eta_i` and
-        :math:`\partial^2\ell_i/\partial\eta_i^2` of each row's loss at the linear
-        predictor ``eta`` (the subclass's)."""
-        raise NotImplementedError
+    A subclass defines ``_loss(eta)``, each row's loss :math:`\ell_i` at the linear
+    predictor ``eta`` (``+inf`` where it overflows, without a warning), and
+    ``_derivatives(eta)``, the pair :math:`(\partial\ell_i/\partial\eta_i,
+    \partial^2\ell_i/\partial\eta_i^2)`."""
 
     def _block(self, support):
         """``(A, coords)``: the columns ``support`` of ``X`` (and ones for the intercept),
