@@ -29,9 +29,9 @@ def _strided_pass(out, axis, work, xs):
             b = min(8, n2 - k0)
             for t in range(n):
                 for c in range(b):
-                    strip[c, t] = -(out[t, o, k0 + c] if axis == 0 else out[o, t, k0 + c])
+                    strip[c, t] = out[t, o, k0 + c] if axis == 0 else out[o, t, k0 + c]
             for c in range(b):
-                _kernels.legendre_line(strip[c], strip[c], work[0], work[1], work[2], xs)
+                _kernels.legendre_line(strip[c], strip[c], -1.0, work[0], work[1], work[2], xs)
             for t in range(n):
                 for c in range(b):
                     if axis == 0:
@@ -47,11 +47,11 @@ def legendre_3d(f, out):
     ``out`` may alias ``f``."""
     n0, n1, n2 = f.shape
     nmax = max(n0, n1, n2)
-    work = np.empty((3, nmax))
+    work = np.empty((3, nmax + 1))
     x2 = (np.arange(n2) + 0.5) / n2
     for i in range(n0):
         for j in range(n1):
-            _kernels.legendre_line(f[i, j], out[i, j], work[0], work[1], work[2], x2)
+            _kernels.legendre_line(f[i, j], out[i, j], 1.0, work[0], work[1], work[2], x2)
     for axis in range(1, -1, -1):  # axis 1, then 0 (a variable: one specialisation)
         n = out.shape[axis]
         _strided_pass(out, axis, work, (np.arange(n) + 0.5) / n)
