@@ -67,6 +67,19 @@ def test_legendre_matches_brute_force(shape):
     assert np.max(np.abs(legendre_transform(f) - _brute_legendre(f))) <= 1e-12
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (2, 3), (3, 2), (2, 2, 3), (1, 7, 2), (3, 1, 5)])
+def test_legendre_matches_brute_force_on_short_lines_and_ties(shape):
+    # lines of one to three points (the hull pops back to its first vertex), and inputs
+    # with exact ties: affine (every point collinear, every maximiser tied at one slope) and
+    # the self-conjugate q plus noise far below its curvature (every point on the hull)
+    X = np.stack([c.ravel() for c in grid_coordinates(shape)], axis=1)
+    rng = np.random.default_rng(4)
+    q = 0.5 * (X * X).sum(axis=1)
+    for f in (rng.standard_normal(len(X)), X @ X[len(X) // 2], q + 1e-12 * rng.random(len(X))):
+        brute = (X @ X.T - f[None, :]).max(axis=1).reshape(shape)
+        assert np.max(np.abs(legendre_transform(f.reshape(shape)) - brute)) <= 1e-14
+
+
 def test_c_transform_matches_brute_force():
     f = np.random.default_rng(1).standard_normal((9, 13))
     P = _points(f.shape)

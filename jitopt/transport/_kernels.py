@@ -14,39 +14,42 @@ INNER = {"cache": True, "nogil": True, "no_cpython_wrapper": True}
 
 
 @njit(**INNER)
-def legendre_line(f, out, hj, hx, hf, xs):
-    """Discrete 1-D Legendre transform ``out[k] = max_j xs[k] xs[j] - f[j]`` on the grid
-    ``xs[j] = (j + 1/2) / n``, in O(n).
+def legendre_line(f, out, sign, hj, hx, hf, xs):
+    """Discrete 1-D Legendre transform ``out[k] = max_j xs[k] xs[j] - sign f[j]`` on the grid
+    ``xs[j] = (j + 1/2) / n`` (``sign`` is 1 or -1), in O(n). ``out`` may alias ``f``.
 
-    The lower convex hull of the points ``(j, f[j])`` is built by a monotone chain (its
-    vertices' index, abscissa and value in the workspaces ``hj, hx, hf``); the maximiser over
-    the hull moves right as the slope increases, so one sweep over the slopes suffices.
+    The lower convex hull of the points ``(j, sign f[j])`` is built by a monotone chain (its
+    vertices' index, abscissa and value in the workspaces ``hj, hx, hf`` of length at least
+    ``n + 1``; the last two vertices also in registers); the maximiser over the hull moves
+    right as the slope increases, so one sweep over the slopes suffices. A vertex with value
+    NaN closes the hull: no comparison with it is true, so the sweep needs no bound check.
     """
     n = f.shape[0]
-    m = 0
-    for j in range(n):
-        fj = f[j]
-        while m >= 2:
-            if ((hf[m - 1] - hf[m - 2]) * (j - hj[m - 1])
-                    >= (fj - hf[m - 1]) * (hj[m - 1] - hj[m - 2])):
-                m -= 1
-            else:
-                break
-        hj[m] = j
-        hx[m] = xs[j]
-        hf[m] = fj
+    fa = sign * f[0]
+    ja, jb, fb = 0.0, 0.0, fa  # the last two vertices (index, value); the second once m >= 2
+    hj[0], hx[0], hf[0] = 0.0, xs[0], fa
+    m = 1
+    for j in range(1, n):
+        fj = sign * f[j]
+        while m >= 2 and (fa - fb) * (j - ja) >= (fj - fa) * (ja - jb):
+            m -= 1
+            ja, fa = jb, fb
+            jb, fb = hj[max(m - 2, 0)], hf[max(m - 2, 0)]
+        hj[m], hx[m], hf[m] = j, xs[j], fj
         m += 1
+        jb, fb, ja, fa = ja, fa, j, fj
+    hx[m], hf[m] = 0.0, np.nan
     c = 0
+    xc, fc, xn, fn = hx[0], hf[0], hx[1], hf[1]  # the current vertex and the next
     for k in range(n):
         s = xs[k]
-        best = s * hx[c] - hf[c]
-        while c + 1 < m:
-            nxt = s * hx[c + 1] - hf[c + 1]
-            if nxt >= best:
-                best = nxt
-                c += 1
-            else:
-                break
+        best = s * xc - fc
+        nxt = s * xn - fn
+        while nxt >= best:
+            best = nxt
+            c += 1
+            xc, fc, xn, fn = xn, fn, hx[c + 1], hf[c + 1]
+            nxt = s * xn - fn
         out[k] = best
 
 
@@ -55,25 +58,18 @@ def legendre_2d(f, out):
     """Separable 2-D discrete Legendre transform on the cell-centre grid: 1-D transforms of
     the rows, then of the columns of the negated result. ``out`` may alias ``f``.
 
-    The columns are transformed 8 at a time, copied to a contiguous strip and back (one
-    pass over the array, cache-friendly, no full transpose)."""
+    Every line is transformed in place through a strided view (no copy; consecutive
+    columns share their cache lines). The rows are taken with a step known only at run
+    time, so that they have the columns' layout and the line kernel compiles once."""
     n0, n1 = f.shape
-    work = np.empty((3, max(n0, n1)))
-    x0 = (np.arange(n0) + 0.5) / n0
+    work = np.empty((3, max(n0, n1) + 1))
+    unit = 1 if n1 > 0 else 2  # (always 1)
     x1 = (np.arange(n1) + 0.5) / n1
     for i in range(n0):  # the hull of a line is built before its transform is written
-        legendre_line(f[i], out[i], work[0], work[1], work[2], x1)
-    strip = np.empty((8, n0))
-    for j0 in range(0, n1, 8):
-        b = min(8, n1 - j0)
-        for i in range(n0):
-            for c in range(b):
-                strip[c, i] = -out[i, j0 + c]
-        for c in range(b):
-            legendre_line(strip[c], strip[c], work[0], work[1], work[2], x0)
-        for i in range(n0):
-            for c in range(b):
-                out[i, j0 + c] = strip[c, i]
+        legendre_line(f[i, ::unit], out[i, ::unit], 1.0, work[0], work[1], work[2], x1)
+    x0 = (np.arange(n0) + 0.5) / n0
+    for j in range(n1):
+        legendre_line(out[:, j], out[:, j], -1.0, work[0], work[1], work[2], x0)
 
 
 @njit(cache=True, nogil=True)

@@ -16,45 +16,30 @@ from ._kernels import INNER
 MAX_SUB_3D = 8
 
 
-@njit(**INNER)
-def _strided_pass(out, axis, work, xs):
-    """1-D transforms of the negated lines of ``out`` along ``axis`` (0 or 1), 8 lines
-    (consecutive along axis 2) at a time through a contiguous strip."""
-    n0, n1, n2 = out.shape
-    outer = n1 if axis == 0 else n0
-    n = n0 if axis == 0 else n1
-    strip = np.empty((8, n))
-    for o in range(outer):
-        for k0 in range(0, n2, 8):
-            b = min(8, n2 - k0)
-            for t in range(n):
-                for c in range(b):
-                    strip[c, t] = -(out[t, o, k0 + c] if axis == 0 else out[o, t, k0 + c])
-            for c in range(b):
-                _kernels.legendre_line(strip[c], strip[c], work[0], work[1], work[2], xs)
-            for t in range(n):
-                for c in range(b):
-                    if axis == 0:
-                        out[t, o, k0 + c] = strip[c, t]
-                    else:
-                        out[o, t, k0 + c] = strip[c, t]
-
-
 @njit(cache=True, nogil=True)
 def legendre_3d(f, out):
     """Separable 3-D discrete Legendre transform on the cell-centre grid: 1-D transforms
-    along axis 2 (contiguous lines), then along axis 1 and axis 0 of the negated result.
+    along axis 2, then along axes 1 and 0 of the negated result, every line in place
+    through a strided view (as in :func:`~jitopt.transport._kernels.legendre_2d`).
     ``out`` may alias ``f``."""
     n0, n1, n2 = f.shape
-    nmax = max(n0, n1, n2)
-    work = np.empty((3, nmax))
+    work = np.empty((3, max(n0, n1, n2) + 1))
+    unit = 1 if n2 > 0 else 2  # (always 1: the rows get the strided lines' layout)
     x2 = (np.arange(n2) + 0.5) / n2
     for i in range(n0):
         for j in range(n1):
-            _kernels.legendre_line(f[i, j], out[i, j], work[0], work[1], work[2], x2)
-    for axis in range(1, -1, -1):  # axis 1, then 0 (a variable: one specialisation)
-        n = out.shape[axis]
-        _strided_pass(out, axis, work, (np.arange(n) + 0.5) / n)
+            _kernels.legendre_line(f[i, j, ::unit], out[i, j, ::unit], 1.0,
+                                   work[0], work[1], work[2], x2)
+    x1 = (np.arange(n1) + 0.5) / n1
+    for i in range(n0):
+        for k in range(n2):  # consecutive lines share their cache lines
+            _kernels.legendre_line(out[i, :, k], out[i, :, k], -1.0,
+                                   work[0], work[1], work[2], x1)
+    x0 = (np.arange(n0) + 0.5) / n0
+    for j in range(n1):
+        for k in range(n2):
+            _kernels.legendre_line(out[:, j, k], out[:, j, k], -1.0,
+                                   work[0], work[1], work[2], x0)
 
 
 @njit(**INNER)
