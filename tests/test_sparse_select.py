@@ -166,6 +166,23 @@ def test_cv_n_jobs_scoring_and_refit_false():
         d.predict(X)
 
 
+def test_cv_split_data_in_one_buffer_gives_the_same_scores():
+    # the default search makes each split's training data in its job, in one buffer reused
+    # by the next split and centred, weighted and scaled in place; with patience every
+    # split keeps its own copy: the same scores exactly, and the caller's X untouched
+    X, y, _ = sparse_regression_data(83, 25, 3, rng=4)  # splits of 17 and 16 test rows
+    sw = np.random.default_rng(2).uniform(0.5, 2.0, 83)
+    X0 = X.copy()
+    for weights, constraint in [(None, None), (sw, None), (sw, "nonnegative")]:
+        kw = dict(cv=5, constraint=constraint)
+        a = IHTRegressorCV(range(8), **kw).fit(X, y, sample_weight=weights)
+        b = IHTRegressorCV(range(8), patience=100, **kw).fit(X, y, sample_weight=weights)
+        assert len(a.cv_results_["param_k"]) == len(b.cv_results_["param_k"]) == 8
+        np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
+                                      b.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(X, X0)
+
+
 def test_one_standard_error_rule():
     X, y, _ = sparse_regression_data(60, 30, 3, snr=2.0, rng=19)  # CV's best adds noise
     best = IHTRegressorCV(range(12)).fit(X, y)

@@ -55,7 +55,7 @@ def _sample_weight(sample_weight, X):
     return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
 
 
-def _least_squares_data(X, y, sample_weight, fit_intercept, cone):
+def _least_squares_data(X, y, sample_weight, fit_intercept, cone, overwrite=False):
     r"""``(X', y', x_mean, y_mean, shift)``: the least-squares data whose fit ``w'`` gives
     the coefficients ``ldexp(w', shift)`` and the intercept ``y_mean - x_mean @ coef``.
 
@@ -63,22 +63,24 @@ def _least_squares_data(X, y, sample_weight, fit_intercept, cone):
     ``fit_intercept``), row :math:`i` of ``m`` scaled by :math:`\sqrt{s_i m/\sum s}`, so that
     :math:`\frac1{2m}\|y' - X'w\|^2` is the weighted mean :math:`\sum_i s_i r_i^2/(2\sum s)`,
     and, when the constraint is a cone, ``X`` and ``y`` are scaled by powers of two to
-    entries of order one (exactly)."""
+    entries of order one (exactly). With ``overwrite`` (``X`` a copy of the caller's, such as
+    a split's training rows) ``X`` is centred and scaled in place: one array of its size
+    instead of two."""
     sw = sample_weight
+    copied = overwrite  # (whether X may be overwritten: not the caller's array)
     if sw is not None:
         keep = sw > 0
-        X, y, sw = X[keep], y[keep], sw[keep]
+        X, y, sw, copied = X[keep], y[keep], sw[keep], True
     x_mean = y_mean = 0.0
     if fit_intercept:
         x_mean, y_mean = np.average(X, axis=0, weights=sw), np.average(y, weights=sw)
-        X, y = X - x_mean, y - y_mean
+        X, y, copied = np.subtract(X, x_mean, out=X if copied else None), y - y_mean, True
     if sw is not None:
         r = np.sqrt(sw * (sw.shape[0] / sw.sum()))
-        X, y = X * r[:, None], y * r
+        X, y = np.multiply(X, r[:, None], out=X), y * r
     ex = ey = 0
     if cone:
         ex, ey = _exponent(X), _exponent(y)
-        copied = fit_intercept or sw is not None  # (then X is not the caller's array)
         X, y = np.ldexp(X, -ex, out=X if copied else None), np.ldexp(y, -ey)
     return np.ascontiguousarray(X), y, x_mean, y_mean, ey - ex
 

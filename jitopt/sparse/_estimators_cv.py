@@ -5,6 +5,7 @@ import math
 import numbers
 
 import numpy as np
+from joblib import effective_n_jobs
 from sklearn.base import is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
@@ -134,17 +135,32 @@ class _SelectBase:
 
     def _cross_validate(self, X, y, target, sw, ks):
         splits = list(check_cv(self.cv, y, classifier=is_classifier(self)).split(X, y))
-        # each split's path on its training rows, and its test rows (taken once)
-        folds = [(self._path(X[tr], target[tr], None if sw is None else sw[tr]),
-                  (X[te], y[te], target[te], None if sw is None else sw[te]))
-                 for tr, te in splits]
+        # the splits' paths are kept when the search evaluates more than once; else each
+        # split's path is made in its job and dropped after it, and when the jobs run one
+        # after the other, their training rows are copied into one buffer (fresh memory
+        # costs more than the copy)
+        once = self.search == "sequential" and self.patience is None
+        buffer = None
+        if once and effective_n_jobs(self.n_jobs) == 1:
+            buffer = np.empty((max(tr.shape[0] for tr, _ in splits), X.shape[1]))
+
+        def fold(tr, te):  # a split's path on its training rows, and its test rows
+            Xtr = X[tr] if buffer is None else np.take(X, tr, axis=0, out=buffer[:tr.shape[0]],
+                                                       mode="clip")  # (unbuffered)
+            return (self._fold_path(Xtr, target[tr], None if sw is None else sw[tr]),
+                    (X[te], y[te], target[te], None if sw is None else sw[te]))
+
+        folds = None if once else [fold(tr, te) for tr, te in splits]
         scorer = None if self.scoring is None else check_scoring(self, self.scoring)
         table = {}
 
+        def split_scores(s, indices):
+            path, test = fold(*splits[s]) if folds is None else folds[s]
+            return self._fold_scores(path, ks, indices, *test, scorer)
+
         def evaluate(indices):
             rows = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(self._fold_scores)(path, ks, indices, *test, scorer)
-                for path, test in folds)
+                delayed(split_scores)(s, indices) for s in range(len(splits)))
             for j, i in enumerate(indices):
                 table[i] = np.array([r[j] for r in rows])
             return [-table[i].mean() for i in indices]
@@ -167,6 +183,10 @@ class _SelectBase:
         self.cv_results_, self.n_splits_ = results, len(splits)
         self.best_score_ = float(table[best].mean())
         return best, table
+
+    def _fold_path(self, X, y, sw):
+        """The path on a split's training rows ``X`` (a copy, which it may overwrite)."""
+        return self._path(X, y, sw)
 
     def _fold_scores(self, path, ks, indices, X, y, target, sw, scorer):
         """The scores (higher is better) of the fits at ``indices`` on a split's test rows."""
@@ -373,6 +393,9 @@ class IHTRegressorCV(_SelectBase, IHTRegressor):
 
     def _path(self, X, y, sw):
         return LeastSquaresPath(self, X, y, sw)
+
+    def _fold_path(self, X, y, sw):
+        return LeastSquaresPath(self, X, y, sw, own=True)
 
     @staticmethod
     def _mean_loss(coef, b, X, y, sw):

@@ -24,7 +24,7 @@ class _Path:
     family's subclass holds the problem and says what a fit at ``k`` is."""
 
     def __init__(self, X, y, sw):
-        self.X, self.y, self.sw = X, y, sw
+        self.X, self.y, self.sw, self.p = X, y, sw, X.shape[1]
         self.n_w = X.shape[0] if sw is None else float(sw.sum())
         self.x, self.nit = {}, {}
         self.complete = True  # every class among the rows (classifiers)
@@ -69,7 +69,7 @@ class _Path:
         """The fitted columns (sorted): all, or with ``est._screen = m`` the forced ones and
         the ``m - |F|`` others of largest marginal statistic ``stat`` (needed only then); and
         the options of :func:`iht` with the forced features as positions among them."""
-        p = self.X.shape[1]
+        p = self.p
         forced = check_always_select(est.always_select, p)
         keep = np.arange(p)
         if est._screen is not None:
@@ -81,19 +81,24 @@ class _Path:
 
     def _full(self, coef):
         """Coefficients on all the columns from those on the fitted ones."""
-        if self.keep.shape[0] == coef.shape[-1] == self.X.shape[1]:
+        if self.keep.shape[0] == coef.shape[-1] == self.p:
             return coef
-        out = np.zeros(coef.shape[:-1] + (self.X.shape[1],))
+        out = np.zeros(coef.shape[:-1] + (self.p,))
         out[..., self.keep] = coef
         return out
 
 
 class LeastSquaresPath(_Path):
-    def __init__(self, est, X, y, sw):
+    """The least-squares path; with ``own``, ``X`` is a copy made for the path (a split's
+    training rows), which it centres in place and then has no :meth:`deviance`."""
+
+    def __init__(self, est, X, y, sw, own=False):
         super().__init__(X, y, sw)
         c = check_constraint(est.constraint, X.shape[1])
         Xs, ys, self.x_mean, self.y_mean, self.shift = _least_squares_data(
-            X, y, sw, est.fit_intercept, c.cone)
+            X, y, sw, est.fit_intercept, c.cone, overwrite=own)
+        if own:
+            self.X = None  # (centred in place)
         stat = None
         if est._screen is not None:
             with np.errstate(invalid="ignore", divide="ignore"):  # the marginal correlations
