@@ -194,8 +194,8 @@ class Wdha(Algorithm):
         psi, phi = self.psi[i], self.phi[i]
         with self.scratch.grid() as g:
             res = self.residual(i, nu, g)
-            g *= self.sig[i]
             with np.errstate(over="ignore", invalid="ignore"):  # overflow: NONFINITE below
+                g *= self.sig[i]
                 psi += g
         _nd.legendre(psi, phi)
         _nd.legendre(phi, psi)
