@@ -223,6 +223,32 @@ def test_polish_zero_is_the_unpolished_run():
     assert np.abs(polished.x - plain.x).max() > 1e-6
 
 
+def test_a_failed_polish_returns_the_unpolished_result(monkeypatch):
+    """A polish that fails at its second step (after the first has changed every potential
+    in place) is dropped: the result is that of ``polish=0``, potentials and value too."""
+    from jitopt.transport import _polish, sga
+
+    A, _ = _squares()
+    real, calls = _polish._back_and_forth, []
+
+    def failing(*args):
+        calls.append(1)
+        if len(calls) > len(A):  # the second polish step
+            raise FloatingPointError
+        return real(*args)
+
+    for solver in (wdha, sga):
+        plain = solver(BarycenterProblem(A), polish=0)
+        calls.clear()
+        monkeypatch.setattr(_polish, "_back_and_forth", failing)
+        dropped = solver(BarycenterProblem(A), polish=2)
+        monkeypatch.setattr(_polish, "_back_and_forth", real)
+        assert len(calls) == 2 * len(A) and "The polish was dropped" in dropped.message
+        np.testing.assert_array_equal(dropped.x, plain.x)
+        np.testing.assert_array_equal(dropped.potentials, plain.potentials)
+        assert dropped.fun == plain.fun
+
+
 def test_pot_interface_passes_the_polish_on():
     """wdha_barycenter is wdha's x, polished by default and not with polish=0."""
     A, _ = _squares()

@@ -15,11 +15,11 @@ from .._core.problem import BaseProblem
 __all__ = ["BarycenterProblem", "as_grid", "as_density", "check_weights"]
 
 
-def as_grid(name, f, min_size=1, ndim=2, stack=False):
-    """``f`` as a new float64 C-contiguous array with ``ndim`` axes (a number, or a tuple of
-    the numbers allowed), each grid axis (all axes; with ``stack`` all but the first, which
-    indexes the grids and must not be empty) of size at least ``min_size``, all finite
-    (errors name ``name``)."""
+def as_grid(name, f, min_size=1, ndim=2, stack=False, copy=True):
+    """``f`` as a float64 C-contiguous array (a new one; unless ``copy``, ``f`` itself
+    when it is one) with ``ndim`` axes (a number, or a tuple of the numbers allowed), each
+    grid axis (all axes; with ``stack`` all but the first, which indexes the grids and must
+    not be empty) of size at least ``min_size``, all finite (errors name ``name``)."""
     allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
     dims = " or ".join(f"{d - stack}-D" for d in allowed)
     what = (f"a stack of {dims} grids, shape (n_hists, height, width[, depth])" if stack else
@@ -39,17 +39,19 @@ def as_grid(name, f, min_size=1, ndim=2, stack=False):
     if min(arr.shape[int(stack):]) < min_size:
         raise ValueError(f"{name} must have at least {min_size} cells along each grid axis, "
                          f"got shape {arr.shape}")
-    arr = np.array(arr, dtype=np.float64, order="C", copy=True)
+    arr = np.array(arr, dtype=np.float64, order="C", copy=True if copy else None)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
     return arr
 
 
-def as_density(name, a, ndim=(2, 3), min_size=3, stack=False):
+def as_density(name, a, ndim=(2, 3), min_size=3, stack=False, copy=True):
     """A new array of nonnegative densities on a 2-D or 3-D grid (one per leading index
-    with ``stack``), each scaled to mean one over the cells."""
+    with ``stack``), each scaled to mean one over the cells; unless ``copy``, ``a`` itself
+    when it is a writeable float64 C-contiguous array of such densities already (each of
+    mean one to ``1e-12``; writeable, as the kernels are compiled for)."""
     arr = as_grid(name, a, min_size=min_size, ndim=tuple(d + stack for d in ndim),
-                  stack=stack)
+                  stack=stack, copy=copy)
     if np.any(arr < 0):
         raise ValueError(f"{name} must be nonnegative (found negative values)")
     # the mass after scaling by the largest entry: no overflow for huge values, no
@@ -58,6 +60,10 @@ def as_density(name, a, ndim=(2, 3), min_size=3, stack=False):
     top = arr.max(axis=grid, keepdims=True)
     if np.any(top <= 0):
         raise ValueError(f"{name} must have positive total mass (found an all-zero density)")
+    if not copy and np.shares_memory(arr, a):
+        if arr.flags.writeable and np.all(np.abs(arr.mean(axis=grid) - 1.0) <= 1e-12):
+            return arr
+        arr = arr.copy()
     arr /= top
     arr *= arr[(0,) * stack].size / arr.sum(axis=grid, keepdims=True)
     return arr
@@ -95,7 +101,9 @@ class BarycenterProblem(BaseProblem):
     densities : array_like of shape (n, height, width) or (n, height, width, depth)
         Nonnegative densities on a common grid over the unit square (cell ``(i, j)``
         centred at ``((i + 1/2)/height, (j + 1/2)/width)``) or cube, each of positive mass
-        (any mass: each is normalised). Every side at least 3. Not modified.
+        (any mass: each is normalised). Every side at least 3. Not modified; kept by
+        reference (not copied) when already a writeable float64 C-ordered array of
+        densities of mean one over the cells.
     weights : array_like of shape (n,), optional
         Barycentric weights :math:`\lambda`, nonnegative and summing to one (up to
         :math:`10^{-8}`; they are rescaled to sum exactly one). Default uniform.
@@ -104,7 +112,9 @@ class BarycenterProblem(BaseProblem):
     ----------
     densities : ndarray of shape (n,) + the grid
         The inputs as probability densities on the unit square: each scaled to mean one
-        over the cells (a copy; ``densities[i] / densities[i].sum()`` sums to one).
+        over the cells (``densities[i] / densities[i].sum()`` sums to one); a copy, or
+        ``densities`` itself when it was of that form already (writeable float64,
+        C-ordered, each of mean one to :math:`10^{-12}`), which no solver writes to.
     weights : ndarray of shape (n,)
         The weights.
     shape : tuple of int
@@ -131,7 +141,7 @@ class BarycenterProblem(BaseProblem):
 
     def __init__(self, densities, weights=None):
         super().__init__()
-        self.densities = as_density("densities", densities, stack=True)
+        self.densities = as_density("densities", densities, stack=True, copy=False)
         self.weights = check_weights(weights, self.densities.shape[0])
 
     @property

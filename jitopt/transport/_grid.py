@@ -74,7 +74,8 @@ def _half_sq_norm(shape):
     for a, n in enumerate(shape):
         c = (np.arange(n) + 0.5) / n
         total = total + (c * c).reshape([-1 if b == a else 1 for b in range(len(shape))])
-    return 0.5 * total
+    total *= 0.5
+    return total
 
 
 # ------------------------------------------------------------------------ Legendre transform
@@ -163,7 +164,7 @@ def _inverse_eigenvalues(*shape):
         la = 4.0 * n * n * np.sin(np.pi * np.arange(n) / (2 * n)) ** 2
         lam = lam + la.reshape([-1 if b == a else 1 for b in range(len(shape))])
     lam[(0,) * len(shape)] = np.inf
-    inv = 1.0 / lam
+    inv = np.divide(1.0, lam, out=lam)  # (no second grid)
     inv.setflags(write=False)
     return inv
 
@@ -177,11 +178,12 @@ def _invlap(g, workers=1):
 
 def _invlap_inplace(r, workers=1):
     """Overwrite ``r`` by :math:`u = (-\\Delta)^{-1} r` (as :func:`_invlap`, with no new
-    grid); returns ``mean(u * r)`` of the old ``r``, by Parseval in the DCT basis."""
+    grid); returns ``mean(u * r)`` of the old ``r``, by Parseval in the DCT basis. ``r``
+    may be float32 (then transformed in float32; the sum is in float64)."""
     inv = _inverse_eigenvalues(*r.shape)
     coef = scipy.fft.dctn(r, type=2, norm="ortho", overwrite_x=True, workers=workers)
     axes = "ijk"[:r.ndim]
-    res = float(np.einsum(f"{axes},{axes},{axes}->", coef, coef, inv)) / r.size
+    res = float(np.einsum(f"{axes},{axes},{axes}->", coef, coef, inv, dtype=np.float64)) / r.size
     coef *= inv
     u = scipy.fft.idctn(coef, type=2, norm="ortho", overwrite_x=True, workers=workers)
     if not np.shares_memory(u, r):  # (scipy transforms in place; not promised)

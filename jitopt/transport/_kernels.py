@@ -201,18 +201,30 @@ def dual_value(psi, phi, nu, mu):
 
 def weighted_sum(psi, lam, active, out):
     """``out = sum_{i in active} lam[i] psi[i]``, accumulated in the order of ``active``
-    (in NumPy: a few passes over the grid cost less than compiling them)."""
+    (in NumPy, in 8 blocks of rows, so that a product is an eighth of a grid: a few passes
+    over the grid cost less than compiling them). ``psi`` may be float32."""
     out[...] = 0.0
     for i in active:
-        out += lam[i] * psi[i]
+        for part, p in zip(np.array_split(out, 8), np.array_split(psi[i], 8)):
+            part += lam[i] * p
 
 
-def displacement_norms(ident, g, nu, sides):
-    """The squared norm ``mean(nu |ident - g|^2)`` of a displacement field in ``L^2(nu)``
-    (``nu`` of mean one; ``ident`` and ``g`` of shape ``(d,) + nu.shape``, one grid per
-    axis), and its root in cells (axis ``a`` scaled by ``sides[a]``). Overwrites ``g`` (in
-    NumPy, as :func:`weighted_sum`)."""
-    np.subtract(ident, g, out=g)
-    np.square(g, out=g)
-    per_axis = np.einsum("ak,k->a", g.reshape(len(g), -1), nu.ravel()) / nu.size
-    return float(per_axis.sum()), float(np.sqrt(per_axis @ np.square(sides)))
+def displacement_norms(f, nu, work):
+    """The squared norm ``mean(nu |x - grad f|^2)`` of the displacement field of the map
+    ``grad f`` in ``L^2(nu)`` (``nu`` of mean one; ``x`` the cell centres; the gradient as
+    :func:`gradient`'s), and its root in cells (axis ``a`` scaled by its number of cells).
+    One axis at a time in ``work``, a grid of ``f``'s shape (in NumPy, as
+    :func:`weighted_sum`)."""
+    axes = "ijk"[:f.ndim]
+    per_axis = np.empty(f.ndim)
+    for a, n in enumerate(f.shape):
+        fa, wa = np.moveaxis(f, a, 0), np.moveaxis(work, a, 0)
+        np.subtract(fa[2:], fa[:-2], out=wa[1:-1])  # centred differences inside,
+        wa[0] = -3.0 * fa[0] + 4.0 * fa[1] - fa[2]  # second order one-sided on the faces
+        wa[-1] = 3.0 * fa[-1] - 4.0 * fa[-2] + fa[-3]
+        wa *= 0.5 * n
+        centres = (np.arange(n) + 0.5) / n
+        np.subtract(centres.reshape((n,) + (1,) * (f.ndim - 1)), wa, out=wa)
+        np.square(wa, out=wa)
+        per_axis[a] = np.einsum(f"{axes},{axes}->", work, nu) / nu.size
+    return float(per_axis.sum()), float(np.sqrt(per_axis @ np.square(f.shape)))

@@ -85,7 +85,7 @@ def prolong(f):
     return refine(_binomial(f))
 
 
-def prolong_potentials(psi):
+def prolong_potentials(psi, fine=None, conj=None):
     r"""Potentials :math:`\psi_i` of a coarse grid on the grid twice as fine:
     :math:`q + (\psi_i - q)` interpolated, made convex, and their transforms.
 
@@ -96,13 +96,13 @@ def prolong_potentials(psi):
     :func:`refine`, and :math:`q = \tfrac12|x|^2`: the identity part of the map is exact
     on every grid and only the displacement potential is interpolated (exactly when it
     is quadratic, up to a constant). Returns ``(psi, phi)`` on the fine grid (every side
-    doubled).
+    doubled), in ``fine`` and ``conj`` when given.
     """
     grid = psi.shape[1:]
     qc = _half_sq_norm(grid)
     qf = _half_sq_norm(tuple(2 * n for n in grid))
-    fine = np.empty((len(psi),) + qf.shape)
-    conj = np.empty_like(fine)
+    fine = np.empty((len(psi),) + qf.shape) if fine is None else fine
+    conj = np.empty_like(fine) if conj is None else conj
     for i in range(len(psi)):
         fine[i] = qf + prolong(psi[i] - qc)
         _nd.legendre(fine[i], conj[i])

@@ -20,6 +20,10 @@ __all__ = ["sga"]
 
 MEASURE = "largest H^-1 distance between an input's pushforward and their mean"
 
+#: 3-D grids of at least this many cells keep the pushforwards and gradients in float32 (a
+#: second compiled pushforward, which smaller grids and 2-D grids do not need)
+SINGLE_CELLS = 64 ** 3
+
 
 @register_method("sga", BarycenterProblem, tol_option="tol", doc=dict(
     history=r", and ``dual_value`` (the iterate's :math:`2D(f)`), ``step`` (:math:`\eta`), "
@@ -55,7 +59,9 @@ def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=
     lowers :math:`D` by more than 1 % is rejected and :math:`c` halved. At the optimum all
     :math:`\rho_i` agree and are the barycenter. Per iteration and input: one exact grid
     Legendre transform, one pushforward and one pair of DCTs, :math:`O(m \log m)` for
-    :math:`m` cells; the per-input work runs in threads.
+    :math:`m` cells; the per-input work runs in threads. On 3-D grids of at least
+    :math:`64^3` cells the pushforwards and gradients :math:`G_i` are stored in float32
+    (an ascent direction; the potentials and their conjugates stay float64).
 
     The last :math:`\bar\rho` is then polished as WDHA's (:func:`wdha`): ``polish``
     fixed-point steps :math:`\nu \leftarrow (\sum_i\lambda_i\nabla\psi_i)_\#\nu` from
@@ -234,12 +240,14 @@ class Sga(Algorithm):
     """The iteration: a trial ascent step on every potential ``f`` (:meth:`direction`), its
     conjugates and dual value (:meth:`conjugates`), accepted unless the guard rejects it,
     then the pushforwards and :math:`\\dot H^1` gradients at the new iterate
-    (:meth:`gradients`). ``state.dual`` is :math:`D(f)`."""
+    (:meth:`gradients`). ``state.dual`` is :math:`D(f)`. The end (:meth:`finish`) writes
+    the potentials :math:`\\psi_i` over ``f``, but in a ``coarse`` run, whose ``f`` the run
+    on the finer grid starts from."""
 
     measure = MEASURE
 
-    def __init__(self, o, pool):
-        self.o, self.pool = o, pool
+    def __init__(self, o, pool, coarse=False):
+        self.o, self.pool, self.coarse = o, pool, coarse
         self.columns = (("dual_value", "step", "max_h1_residual")
                         + tuple(f"h1_residual_{i}" for i in range(o.n)))
 
@@ -250,8 +258,11 @@ class Sga(Algorithm):
         self.q = _half_sq_norm(mus.shape[1:])
         self.levels, self.c = [], o.step
         self.f = self.coarse_start()
-        # phi[i] = (q - f[i])*; g[i] holds the pushforward rho_i, then the gradient G_i
-        self.phi, self.g, self.rbar = np.empty(mus.shape), np.zeros(mus.shape), np.empty(self.q.shape)
+        # phi[i] = (q - f[i])*; g[i] holds the pushforward rho_i, then the gradient G_i (an
+        # ascent direction: in float32 on large 3-D grids, where memory counts)
+        self.phi, self.rbar = np.empty(mus.shape), np.empty(self.q.shape)
+        small = mus.ndim == 3 or mus[0].size < SINGLE_CELLS
+        self.g = np.zeros(mus.shape, np.float64 if small else np.float32)
         self.muq = {i: _mean_product(mus[i], self.q) for i in self.active}
         self.res = np.zeros(o.n)
         self.scale = 1.0 if o.paper else 1.0 / max(mus[i].max() for i in self.active)
@@ -271,7 +282,7 @@ class Sga(Algorithm):
         if not _coarse_to_fine(self.o, grid, lam):
             return f
         problem = BarycenterProblem(coarsen(self.mus, len(grid)), lam)
-        coarse = Sga(self.o.but(polish=0, output="iterate"), self.pool)
+        coarse = Sga(self.o.but(polish=0, output="iterate"), self.pool, coarse=True)
         s = sub_run(problem, coarse, None, _stop(self.o, problem.densities.shape[1:], lam))[0]
         self.levels = coarse.levels + [tuple(n // 2 for n in grid) + (s.nit,)]
         for i in self.active:
@@ -307,7 +318,7 @@ class Sga(Algorithm):
                                      False))
         _kernels.weighted_sum(g, self.lam, act, rbar)
         out = g[act[0]] if self.o.paper else rbar
-        s.x, s.nu = out / out.sum(), rbar
+        s.x, s.nu = np.divide(out, out.sum(), dtype=float), rbar
 
         def gradient(i):  # g[i] = (-Laplacian)^-1 (rbar - rho_i)
             np.subtract(rbar, g[i], out=g[i])
@@ -327,8 +338,9 @@ class Sga(Algorithm):
         symmetric form)."""
         f, g, act = self.f, self.g, self.active
         if not self.o.paper:
-            for i in act:
-                f[i] += eta * g[i]
+            for i in act:  # (in 8 blocks: a product is an eighth of a grid)
+                for part, d in zip(np.array_split(f[i], 8), np.array_split(g[i], 8)):
+                    part += eta * d
             return
         last, lam = act[-1], self.lam  # the authors' form: f_last eliminated
         f[last] = 0.0
@@ -358,17 +370,16 @@ class Sga(Algorithm):
 
     def finish(self, s, ended, budget):
         o, status = self.o, ended[0]
-        psi = self.g  # (free now; zero for the inputs of zero weight)
-        self.each(lambda i: _nd.legendre(self.phi[i], psi[i]))  # psi_i = phi_i*, paired with x
+        self.g = None  # (free now)
+        # psi_i = phi_i*, paired with x: in f, not needed any more but by a finer level
+        psi = np.zeros_like(self.f) if self.coarse else self.f  # (0: zero weight)
+        self.each(lambda i: _nd.legendre(self.phi[i], psi[i]))
         nu, note = s.nu, ""
         if o.polish and status is Status.SCHEDULE_DONE:
             polished = _polish.polish(nu, self.mus, self.lam, psi, self.phi, self.active,
-                                      o.polish, o.polish_iters, o.maxsub, self.pool,
-                                      copy=False)
+                                      o.polish, o.polish_iters, o.maxsub, self.pool)
             self.problem.counts.add(nifo=2 * o.polish * o.polish_iters * len(self.active))
-            if polished is None:  # the pairs of the iterate again
-                self.conjugates()
-                self.each(lambda i: _nd.legendre(self.phi[i], psi[i]))
+            if polished is None:  # (the pairs of the iterate are kept)
                 note = " The polish was dropped: a value in it became non-finite."
             else:
                 nu = polished

@@ -12,7 +12,7 @@ from .._core.run import Algorithm, State, run, sub_run
 from .._core.stopping import Criterion, MaxIter, MaxTime, Tolerance, verdict
 from ..problems import BarycenterProblem
 from . import _kernels, _nd, _polish
-from ._grid import _armijo, _half_sq_norm, _invlap, wasserstein2_grid
+from ._grid import _armijo, _back_and_forth, _half_sq_norm, _invlap_inplace
 from ._levels import coarsen, prolong_density, prolong_potentials
 
 __all__ = []
@@ -140,17 +140,15 @@ class Wdha(Algorithm):
         self.problem, self.mus, self.lam = problem, mus, problem.weights
         self.active = [i for i in range(n) if self.lam[i] > 0]
         self.q = q = _half_sq_norm(grid)
-        self.ident = np.empty((len(grid),) + grid)
-        _nd.gradients(q, self.ident)  # the cell centres, the gradient of q
-        self.grad, self.sides = np.empty_like(self.ident), np.array(grid, dtype=float)
+        self.scratch = _nd.Scratch(grid)  # a pushforward and gradient per thread
         self.psi, self.phi = np.empty(mus.shape), np.empty(mus.shape)
         self.psi[:] = q - q.mean()
         self.levels, self.sig, self.horizon = [], np.full(n, o.sigma0), o.horizon
         self.dual = self.res = np.full(n, np.nan)  # (before the first evaluation)
         self.wgrad = np.nan
-        nu = self.prepare(self.nu0)
+        nu, self.nu0 = self.prepare(self.nu0), None  # (the start is needed no more)
         self.last = np.full(n, -np.inf)
-        self.rhos, self.pbar = np.empty(mus.shape), np.empty(grid)
+        self.pbar = np.empty(grid)
         s = State(None, np.nan, np.nan, self.measure, nu=nu)
         self.evaluate(s, True)
         return s
@@ -160,45 +158,53 @@ class Wdha(Algorithm):
         ``nu`` to its input (at :math:`q` without them); returns the starting density."""
         for i in self.active:
             if self.o.warm_start and np.max(np.abs(self.mus[i] - nu)) > 1e-12 * nu.max():
-                # the back-and-forth potential of the map from the start to input i
-                self.psi[i] = wasserstein2_grid(nu, self.mus[i], numItermax=self.o.warm_start,
-                                                stopThr=0.0, log=True)[1]["phi"]
+                # the back-and-forth potential of the map from the start to input i, from
+                # the pair (q, q) (as wasserstein2_grid's)
+                self.psi[i] = self.phi[i] = self.q
+                sigma = 4.0 / max(nu.max(), self.mus[i].max())
+                _back_and_forth(nu, self.mus[i], self.psi[i], self.phi[i], sigma,
+                                self.o.warm_start, 0.0)
         for i in range(len(self.mus)):
             _nd.legendre(self.psi[i], self.phi[i])
         return nu
 
     def step(self, s, budget):
         s.nit += 1
-        f = (1.0 - s.tau) * self.q + s.tau * self.pbar
+        f = self.pbar  # (made again in evaluate)
+        f *= s.tau
+        with self.scratch.grid() as part:
+            f += np.multiply(self.q, 1.0 - s.tau, out=part)
         new = np.empty_like(s.nu)
         _nd.push(s.nu, f, new, self.o.maxsub, 1.0, self.stretch_only)
-        s.nu = new * (new.size / new.sum())
+        new *= new.size / new.sum()
+        s.nu = new
         # the barycenter after the last step is measured without an ascent step
         self.evaluate(s, s.nit < self.o.T)
 
     def weighted_potential(self):
         _kernels.weighted_sum(self.psi, self.lam, self.active, self.pbar)
 
-    def residual(self, i, nu):
-        """The H^-1 residual of input i and its Riesz representative g."""
-        rho = self.rhos[i]
-        _nd.push(self.mus[i], self.phi[i], rho, self.o.maxsub, 1.0, False)
-        rho -= nu
-        g = _invlap(rho)
-        return float(np.mean(g * rho)), g
+    def residual(self, i, nu, g):
+        """The H^-1 residual of input i; its Riesz representative in ``g``."""
+        _nd.push(self.mus[i], self.phi[i], g, self.o.maxsub, 1.0, False)
+        g -= nu
+        return _invlap_inplace(g)
 
     def ascent(self, i, nu):
-        res, g = self.residual(i, nu)
         psi, phi = self.psi[i], self.phi[i]
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow: NONFINITE below
-            psi += self.sig[i] * g
+        with self.scratch.grid() as g:
+            res = self.residual(i, nu, g)
+            with np.errstate(over="ignore", invalid="ignore"):  # overflow: NONFINITE below
+                g *= self.sig[i]
+                psi += g
         _nd.legendre(psi, phi)
         _nd.legendre(phi, psi)
         return res, _nd.dual(psi, phi, nu, self.mus[i])
 
     def measure_at(self, i, nu):
-        return (self.residual(i, nu)[0],
-                _nd.dual(self.psi[i], self.phi[i], nu, self.mus[i]))
+        with self.scratch.grid() as g:
+            res = self.residual(i, nu, g)
+        return res, _nd.dual(self.psi[i], self.phi[i], nu, self.mus[i])
 
     def evaluate(self, s, ascend):
         """A step on each potential at ``s.nu`` (an ascent step, or none), then the
@@ -220,8 +226,8 @@ class Wdha(Algorithm):
                 self.last[i] = v
         if o.order == "gauss-seidel" or not ascend:
             self.weighted_potential()
-        _nd.gradients(self.pbar, self.grad)
-        wgrad, cells = _kernels.displacement_norms(self.ident, self.grad, nu, self.sides)
+        with self.scratch.grid() as work:
+            wgrad, cells = _kernels.displacement_norms(self.pbar, nu, work)
         self.problem.counts.add(nfev=1, njev=1, nifo=len(self.active))
         if not (np.all(np.isfinite(dual)) and np.all(np.isfinite(res))
                 and np.isfinite(wgrad)):
@@ -278,7 +284,7 @@ class SharpWdha(Wdha):
                            coarse_to_fine=True)
         s = sub_run(problem, coarse, start / start.sum(), self.stop)[0]
         self.levels = list(coarse.levels) + [tuple(n // 2 for n in grid) + (s.nit,)]
-        self.psi, self.phi = prolong_potentials(coarse.psi)
+        prolong_potentials(coarse.psi, self.psi, self.phi)
         self.sig[:] = coarse.sig
         self.horizon = max(1, self.o.horizon // 5)
         return prolong_density(s.x)
@@ -296,7 +302,7 @@ class SharpWdha(Wdha):
         """Polish ``s`` in place; the ending with a note on the polish."""
         o, cells = self.o, s.step_cells
         nu = _polish.polish(s.nu, self.mus, self.lam, self.psi, self.phi, self.active,
-                            o.polish, o.polish_iters, o.maxsub, self.pool)
+                            o.polish, o.polish_iters, o.maxsub, self.pool, self.scratch)
         self.problem.counts.add(nifo=2 * o.polish * o.polish_iters * len(self.active))
         if nu is None:
             note = "The polish was dropped: a value in it became non-finite."
