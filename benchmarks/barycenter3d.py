@@ -12,7 +12,7 @@ import numpy as np
 
 from jitopt.problems import BarycenterProblem
 from jitopt.testing import bures_barycenter, density_moments
-from jitopt.transport import _sga, grid_coordinates, sga, wasserstein2_grid, wdha
+from jitopt.transport import grid_coordinates, sga, wasserstein2_grid, wdha
 
 from ._common import print_table, warm_up
 
@@ -124,17 +124,6 @@ def accuracy_rows(n, fixture, repeats, methods=METHODS):
     return rows
 
 
-def _single(run):
-    """``run()`` with SGA's float32 gradients switched on at every grid size (so that the
-    warm-up compiles their pushforward, which grids from 64^3 cells on use)."""
-    saved = _sga.SINGLE_CELLS
-    _sga.SINGLE_CELLS = 0
-    try:
-        run()
-    finally:
-        _sga.SINGLE_CELLS = saved
-
-
 def pot_note():
     """Whether the installed POT has an N-D convolutional barycenter (POT PR #868)."""
     try:
@@ -155,8 +144,6 @@ def tables(grids, repeats=3, only=""):
     A, lam, _ = balls(16)
     warm_up(lambda: wdha(BarycenterProblem(A, lam), maxiter=5), "wdha 16^3")
     warm_up(lambda: sga(BarycenterProblem(A, lam), maxiter=5), "sga 16^3")
-    warm_up(lambda: _single(lambda: sga(BarycenterProblem(A, lam), maxiter=5)),
-            "sga 16^3, float32 gradients (as from 64^3)")
     print(pot_note())
     columns = [("method", ""), ("time (s)", ".2f"), ("cpu (s)", ".1f"), ("peak / inputs", ".1f"),
                ("W2 to exact (cells)", ".3f"), ("cov err (%)", ".2f"),

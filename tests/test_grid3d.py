@@ -174,43 +174,32 @@ def test_translated_balls_give_the_ball_at_the_mean_translation(solver, options)
     assert np.abs(res.x - truth / truth.sum()).sum() <= 0.25
 
 
-def test_peak_memory_of_the_3d_solvers(monkeypatch):
+def test_peak_memory_of_the_3d_solvers():
     """Four balls on a background, already densities of mean one, so that the problem keeps
     them uncopied. With four inputs a grid is 0.25 times the inputs: SGA holds f, the
-    conjugates and the float32 gradients (2.5 times the inputs) and about seven shared grids
-    (4.18 measured; 5.93 when it copied the inputs, stored float64 gradients and polished
-    in copies), WDHA the potential pairs (2 times) and about twelve shared and per-thread
-    grids (4.95 measured; 10.18 when it also kept a pushforward per input and the maps of
-    its warm start). SGA's float32 storage, lowered here to this grid, changes the dual
-    value by about 1e-9 of it and the barycenter by little (through the rounding of the
-    ascent direction, which moves the pushforwards' sub-sample counts)."""
+    conjugates and the gradients (3 times the inputs) and a few shared grids (4.31
+    measured; 5.93 when it copied the inputs and polished in copies), WDHA the potential
+    pairs (2 times) and about twelve shared and per-thread grids (4.95 measured; 10.18 when
+    it also kept a pushforward per input and the maps of its warm start)."""
     import tracemalloc
-
-    from jitopt.transport import _sga
 
     centres = [(0.3, 0.3, 0.35), (0.7, 0.35, 0.4), (0.35, 0.7, 0.62), (0.68, 0.66, 0.65)]
     A = np.array([_ball(c, 0.2, sub=1) + 1e-3 for c in centres])
     A /= A.mean(axis=(1, 2, 3), keepdims=True)
     keep = A.copy()
     options = dict(maxiter=20, polish=1, polish_iters=3, n_jobs=2)
-    double = sga(BarycenterProblem(3.0 * A), **options)
-    monkeypatch.setattr(_sga, "SINGLE_CELLS", 0)
-    for solver, bound in ((sga, 4.4), (wdha, 5.2)):
+    for solver, bound in ((sga, 4.6), (wdha, 5.2)):
         solver(BarycenterProblem(3.0 * A), **options)  # (compiles first)
         tracemalloc.start()
         try:
             problem = BarycenterProblem(A)
-            res = solver(problem, **options)
+            solver(problem, **options)
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
         assert peak <= bound * A.nbytes, (solver.__name__, peak / A.nbytes)
         assert np.shares_memory(problem.densities, A)
     np.testing.assert_array_equal(A, keep)
-    single = sga(BarycenterProblem(A), **options)
-    assert abs(single.dual_value - double.dual_value) <= 1e-8 * double.dual_value
-    assert abs(single.fun - double.fun) <= 1e-6 * double.fun
-    assert np.abs(single.x - double.x).sum() <= 1e-2, np.abs(single.x - double.x).sum()
 
 
 def test_unit_weight_and_identical_inputs():

@@ -178,12 +178,11 @@ def _invlap(g, workers=1):
 
 def _invlap_inplace(r, workers=1):
     """Overwrite ``r`` by :math:`u = (-\\Delta)^{-1} r` (as :func:`_invlap`, with no new
-    grid); returns ``mean(u * r)`` of the old ``r``, by Parseval in the DCT basis. ``r``
-    may be float32 (then transformed in float32; the sum is in float64)."""
+    grid); returns ``mean(u * r)`` of the old ``r``, by Parseval in the DCT basis."""
     inv = _inverse_eigenvalues(*r.shape)
     coef = scipy.fft.dctn(r, type=2, norm="ortho", overwrite_x=True, workers=workers)
     axes = "ijk"[:r.ndim]
-    res = float(np.einsum(f"{axes},{axes},{axes}->", coef, coef, inv, dtype=np.float64)) / r.size
+    res = float(np.einsum(f"{axes},{axes},{axes}->", coef, coef, inv)) / r.size
     coef *= inv
     u = scipy.fft.idctn(coef, type=2, norm="ortho", overwrite_x=True, workers=workers)
     if not np.shares_memory(u, r):  # (scipy transforms in place; not promised)

@@ -202,7 +202,7 @@ def dual_value(psi, phi, nu, mu):
 def weighted_sum(psi, lam, active, out):
     """``out = sum_{i in active} lam[i] psi[i]``, accumulated in the order of ``active``
     (in NumPy, in 8 blocks of rows, so that a product is an eighth of a grid: a few passes
-    over the grid cost less than compiling them). ``psi`` may be float32."""
+    over the grid cost less than compiling them)."""
     out[...] = 0.0
     for i in active:
         for part, p in zip(np.array_split(out, 8), np.array_split(psi[i], 8)):

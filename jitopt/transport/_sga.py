@@ -20,11 +20,6 @@ __all__ = ["sga"]
 
 MEASURE = "largest H^-1 distance between an input's pushforward and their mean"
 
-#: 3-D grids of at least this many cells keep the pushforwards and gradients in float32 (a
-#: second compiled pushforward, which smaller grids and 2-D grids do not need)
-SINGLE_CELLS = 64 ** 3
-
-
 @register_method("sga", BarycenterProblem, tol_option="tol", doc=dict(
     history=r", and ``dual_value`` (the iterate's :math:`2D(f)`), ``step`` (:math:`\eta`), "
             "``max_h1_residual`` and ``h1_residual_<i>``; in the loop ``fun`` is the "
@@ -59,9 +54,7 @@ def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=
     lowers :math:`D` by more than 1 % is rejected and :math:`c` halved. At the optimum all
     :math:`\rho_i` agree and are the barycenter. Per iteration and input: one exact grid
     Legendre transform, one pushforward and one pair of DCTs, :math:`O(m \log m)` for
-    :math:`m` cells; the per-input work runs in threads. On 3-D grids of at least
-    :math:`64^3` cells the pushforwards and gradients :math:`G_i` are stored in float32
-    (an ascent direction; the potentials and their conjugates stay float64).
+    :math:`m` cells; the per-input work runs in threads.
 
     The last :math:`\bar\rho` is then polished as WDHA's (:func:`wdha`): ``polish``
     fixed-point steps :math:`\nu \leftarrow (\sum_i\lambda_i\nabla\psi_i)_\#\nu` from
@@ -258,11 +251,9 @@ class Sga(Algorithm):
         self.q = _half_sq_norm(mus.shape[1:])
         self.levels, self.c = [], o.step
         self.f = self.coarse_start()
-        # phi[i] = (q - f[i])*; g[i] holds the pushforward rho_i, then the gradient G_i (an
-        # ascent direction: in float32 on large 3-D grids, where memory counts)
+        # phi[i] = (q - f[i])*; g[i] holds the pushforward rho_i, then the gradient G_i
         self.phi, self.rbar = np.empty(mus.shape), np.empty(self.q.shape)
-        small = mus.ndim == 3 or mus[0].size < SINGLE_CELLS
-        self.g = np.zeros(mus.shape, np.float64 if small else np.float32)
+        self.g = np.zeros(mus.shape)
         self.muq = {i: _mean_product(mus[i], self.q) for i in self.active}
         self.res = np.zeros(o.n)
         self.scale = 1.0 if o.paper else 1.0 / max(mus[i].max() for i in self.active)
@@ -318,7 +309,7 @@ class Sga(Algorithm):
                                      False))
         _kernels.weighted_sum(g, self.lam, act, rbar)
         out = g[act[0]] if self.o.paper else rbar
-        s.x, s.nu = np.divide(out, out.sum(), dtype=float), rbar
+        s.x, s.nu = out / out.sum(), rbar
 
         def gradient(i):  # g[i] = (-Laplacian)^-1 (rbar - rho_i)
             np.subtract(rbar, g[i], out=g[i])
