@@ -199,14 +199,19 @@ def dual_value(psi, phi, nu, mu):
     return total / (n0 * n1)
 
 
+def add_scaled(out, c, x):
+    """``out += c * x`` in NumPy, in 8 blocks of rows, so that the product is an eighth of
+    a grid (a few passes over the grid cost less than compiling them)."""
+    for part, block in zip(np.array_split(out, 8), np.array_split(x, 8)):
+        part += c * block
+
+
 def weighted_sum(psi, lam, active, out):
     """``out = sum_{i in active} lam[i] psi[i]``, accumulated in the order of ``active``
-    (in NumPy, in 8 blocks of rows, so that a product is an eighth of a grid: a few passes
-    over the grid cost less than compiling them)."""
+    (by :func:`add_scaled`)."""
     out[...] = 0.0
     for i in active:
-        for part, p in zip(np.array_split(out, 8), np.array_split(psi[i], 8)):
-            part += lam[i] * p
+        add_scaled(out, lam[i], psi[i])
 
 
 def displacement_norms(f, nu, work):

@@ -329,9 +329,8 @@ class Sga(Algorithm):
         symmetric form)."""
         f, g, act = self.f, self.g, self.active
         if not self.o.paper:
-            for i in act:  # (in 8 blocks: a product is an eighth of a grid)
-                for part, d in zip(np.array_split(f[i], 8), np.array_split(g[i], 8)):
-                    part += eta * d
+            for i in act:
+                _kernels.add_scaled(f[i], eta, g[i])
             return
         last, lam = act[-1], self.lam  # the authors' form: f_last eliminated
         f[last] = 0.0

@@ -172,8 +172,7 @@ class Wdha(Algorithm):
         s.nit += 1
         f = self.pbar  # (made again in evaluate)
         f *= s.tau
-        with self.scratch.grid() as part:
-            f += np.multiply(self.q, 1.0 - s.tau, out=part)
+        _kernels.add_scaled(f, 1.0 - s.tau, self.q)
         new = np.empty_like(s.nu)
         _nd.push(s.nu, f, new, self.o.maxsub, 1.0, self.stretch_only)
         new *= new.size / new.sum()
