@@ -722,3 +722,55 @@ def test_one_specialisation_per_kernel_on_the_tour_and_a_regressor_fit():
         "import jitopt.tour; from sklearn.datasets import load_diabetes; "
         "from jitopt.sparse import IHTRegressor; jitopt.tour.sparse(); "
         "IHTRegressor(5).fit(*load_diabetes(return_X_y=True))", "_steps")
+
+
+# -- the exchange round's pieces ----------------------------------------------------------
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_best_gain_is_the_first_largest_and_passes_over_nan(compiled):
+    # the maximum is taken on the gains' bits as integers: the same index as NumPy's argmax
+    # (the first of equal largest), -1 when no gain is positive, never a NaN gain
+    from jitopt.sparse._splice_kernels import INTERPRETED, _best_gain
+
+    best_gain = _best_gain if compiled else INTERPRETED["_best_gain"]
+    rng = np.random.default_rng(5)
+    for trial in range(200):
+        p = int(rng.integers(1, 60))
+        g, Ga = rng.standard_normal(p), rng.standard_normal(p)
+        h = np.where(rng.random(p) < 0.2, 0.0, rng.random(p))
+        if trial % 3 == 0:  # exact ties of the largest gain
+            g[rng.integers(0, p, 3)] = 2.0
+            Ga[:] = 0.0
+            h[h > 0] = 1.0
+        gain = np.empty(p)
+        expected = (g - 0.7 * Ga) ** 2 * h
+        want = int(np.argmax(expected)) if expected.max() > 0 else -1
+        assert best_gain(g, Ga, 0.7, h, gain) == want
+        np.testing.assert_array_equal(gain, expected)
+        if p > 2:
+            g2 = g.copy()
+            g2[0], g2[1] = np.nan, -np.nan  # (both signs of NaN)
+            finite = expected.copy()
+            finite[:2] = 0.0
+            want = int(np.argmax(finite)) if finite.max() > 0 else -1
+            assert best_gain(g2, Ga, 0.7, h, gain) == want
+    assert best_gain(np.zeros(4), np.zeros(4), 1.0, np.ones(4), np.empty(4)) == -1
+
+
+def test_gram_inverse_is_the_inverse_of_the_symmetrised_block():
+    from jitopt.sparse._splice_kernels import _gram_inverse
+
+    rng = np.random.default_rng(6)
+    A = rng.standard_normal((60, 40))
+    G = A.T @ A / 60
+    G[3, 7] += 1e-13  # (slightly asymmetric, as a cached Gram row can be)
+    S = np.array([1, 3, 7, 20, 33])
+    rows = S.copy()
+    H = np.empty((5, 5))
+    assert _gram_inverse(G, rows, S, H)
+    Q = 0.5 * (G[np.ix_(S, S)] + G[np.ix_(S, S)].T)
+    np.testing.assert_allclose(H, np.linalg.inv(Q), rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(H, H.T)
+    G[:, 20] = G[20, :] = G[:, 3]  # a repeated column: Q singular
+    G[20, 20] = G[3, 3]
+    assert not _gram_inverse(G, rows, S, H)

@@ -446,3 +446,33 @@ def test_check_estimator(est):
     from sklearn.utils.estimator_checks import check_estimator
 
     check_estimator(est)
+
+
+@pytest.mark.parametrize("fit_intercept, weighted, constraint", [
+    (True, False, None), (False, True, None), (True, True, "nonneg")])
+def test_deviance_from_the_search_equals_the_residuals(monkeypatch, fit_intercept, weighted,
+                                                       constraint):
+    # after the exchange search the deviance comes from the gradient it left, O(p); it
+    # equals the deviance of the residuals (sample weights; the data scaled by powers of
+    # two under a cone)
+    from jitopt.sets import NonNegative
+    from jitopt.sparse import _paths
+
+    original, seen = _paths.LeastSquaresPath.deviance, []
+
+    def both(self, i):
+        fast = original(self, i)
+        kept, self._gradient = self._gradient, (None, None)
+        seen.append((fast, original(self, i), kept[0] is self.x[i]))
+        self._gradient = kept
+        return fast
+
+    monkeypatch.setattr(_paths.LeastSquaresPath, "deviance", both)
+    X, y, _ = sparse_regression_data(80, 30, 4, rng=3)
+    y = 1e3 * y + 5.0 if constraint is None else np.abs(1e3 * y)
+    sw = np.random.default_rng(3).integers(0, 4, 80).astype(float) if weighted else None
+    IHTRegressorCV(range(10), criterion="gic", fit_intercept=fit_intercept,
+                   constraint=NonNegative() if constraint else None).fit(X, y, sample_weight=sw)
+    fast, slow, searched = map(np.array, zip(*seen))
+    assert searched.sum() == 9  # every candidate but k = 0
+    np.testing.assert_allclose(fast, slow, rtol=1e-11)

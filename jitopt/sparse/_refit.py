@@ -164,7 +164,9 @@ def search_from(problem, x, k, lo, hi, max_swap=5, maxiter=200, always_select=No
                                               s_max, thresh)
         if not accepted:
             break
-        G, rows = problem.gram_rows_in_place(S)
+        gain = _add_gain(g, diag, lo, hi)
+        gain[S] = -np.inf
+        G, rows = problem.gram_rows_in_place(S, prefetch=_largest(gain, _AHEAD))
         n_swaps += 1
     else:
         g = None  # (the gradient of the last round's start, not of w)

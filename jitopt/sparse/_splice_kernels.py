@@ -15,6 +15,8 @@ from numba import njit
 from . import _kernels
 from ._kernels import box_qp, cholesky, cholesky_solve, free_qp, interpreted, top_k
 
+_INF_BITS = 0x7FF0000000000000  # (the bits of +inf, as an int64)
+
 
 @njit(cache=True)
 def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
@@ -53,7 +55,7 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
     fast = lo is None and _gram_inverse(G, rows, S, H)
     margin = thresh + 1e-9 * abs(q)
     wk = np.empty(k)
-    T = np.empty((k, s_max))
+    T = np.empty((s_max, k))
     QKA = np.empty((k, s_max))
     small = np.empty((s_max, s_max))
     Ls = np.empty((s_max, s_max))
@@ -84,8 +86,8 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
             dropped[a] = 0
         for t in range(first, last):
             dropped[order[t]] = 1
-        if fast and _trial_value(H, G, rows, X, v, q, order[first:last], add, dropped, rhs,
-                                 wk, T, QKA, small, Ls, r, gA) >= q + margin:
+        if fast and _trial_value(H, G, rows, X, diag, v, q, order[first:last], add, dropped,
+                                 rhs, wk, T, QKA, small, Ls, r, gA) >= q + margin:
             continue
         m = 0
         for a in range(k):
@@ -131,11 +133,7 @@ def _additions(g, G, rows, v, drop, inS, h, diag, lo, hi, gd, gain):
         Ga = G[rows[a]]
         best = -1
         if lo is None:
-            top = _gains(g, Ga, va, h, gain)
-            for i in range(p):  # the first of largest gain
-                if gain[i] == top:
-                    best = i if top > 0.0 else -1
-                    break
+            best = _best_gain(g, Ga, va, h, gain)
         else:
             top = 0.0
             for i in range(p):
@@ -170,17 +168,27 @@ def _additions(g, G, rows, v, drop, inS, h, diag, lo, hi, gd, gain):
     return add
 
 
-@njit(cache=True, fastmath={"nnan", "nsz"})
-def _gains(g, Ga, va, h, gain):
-    """``gain <- (g - va Ga)^2 h`` and its largest entry (the flags let the maximum
-    vectorise; the products are rounded as written)."""
-    top = -np.inf
-    for i in range(g.shape[0]):
+@njit(cache=True)
+def _best_gain(g, Ga, va, h, gain):
+    """``gain <- (g - va Ga)^2 h`` and the first index of its largest entry, or -1 when none
+    is positive; NaN gains are passed over. The gains are nonnegative, so that their bits as
+    int64 are ordered as they are (NaN's above infinity's): the maximum is taken on the bits,
+    a loop that vectorises, which a maximum of floats does not here."""
+    p = g.shape[0]
+    for i in range(p):
         gdi = g[i] - va * Ga[i]
-        gi = gdi * gdi * h[i]
-        gain[i] = gi
-        top = max(top, gi)
-    return top
+        gain[i] = gdi * gdi * h[i]
+    bits = gain.view(np.int64)
+    top = 0
+    for i in range(p):
+        b = bits[i]
+        top = max(top, b if b <= _INF_BITS else 0)
+    if top == 0:
+        return -1
+    for i in range(p):
+        if bits[i] == top:
+            return i
+    return -1
 
 
 @njit(cache=True)
@@ -262,26 +270,35 @@ def _gram_inverse(G, rows, S, H):
     L = np.empty((k, k))
     if not cholesky(Q, k, L, 0.0, 1e-6 * big):
         return False
-    for j in range(k):  # Q <- L^{-1} (its lower triangle)
-        Q[j, j] = 1.0 / L[j, j]
-        for i in range(j + 1, k):
-            s = 0.0
-            for t in range(j, i):
-                s -= L[i, t] * Q[t, j]
-            Q[i, j] = s / L[i, i]
-    for a in range(k):  # H = L^{-T} L^{-1}
+    # L^{-1} and L^{-T} L^{-1} by loops along rows, which vectorise, with the sums of the
+    # textbook loops in the same order
+    for i in range(k):  # Q <- L^{-1} (its lower triangle), row by row
+        for j in range(i):
+            Q[i, j] = 0.0
+        for t in range(i):
+            c = L[i, t]
+            for j in range(t + 1):
+                Q[i, j] -= c * Q[t, j]
+        for j in range(i):
+            Q[i, j] /= L[i, i]
+        Q[i, i] = 1.0 / L[i, i]
+    for a in range(k):
         for b in range(a + 1):
-            s = 0.0
-            for t in range(a, k):
-                s += Q[t, a] * Q[t, b]
-            H[a, b] = s
-            H[b, a] = s
+            H[a, b] = 0.0
+    for t in range(k):  # H = L^{-T} L^{-1}
+        for a in range(t + 1):
+            c = Q[t, a]
+            for b in range(a + 1):
+                H[a, b] += c * Q[t, b]
+    for a in range(k):
+        for b in range(a):
+            H[b, a] = H[a, b]
     return True
 
 
 @njit(cache=True)
-def _trial_value(H, G, rows, X, v, q, drop, add, dropped, rhs, wk, T, QKA, small, Ls, r,
-                 gA):
+def _trial_value(H, G, rows, X, diag, v, q, drop, add, dropped, rhs, wk, T, QKA, small, Ls,
+                 r, gA):
     r"""The value of the exact unconstrained fit on the support ``S`` of :func:`splice_round`
     with the positions ``drop`` replaced by the coordinates ``add``, from ``H = Q_S^{-1}``:
     dropping ``D`` raises ``q`` by :math:`v_D^\top H_{DD}^{-1}v_D/2` (the fit on
@@ -312,33 +329,35 @@ def _trial_value(H, G, rows, X, v, q, drop, add, dropped, rhs, wk, T, QKA, small
     for c in range(k):  # Q_KA (the rows K of G at the columns A), gathered once
         for b in range(s):
             QKA[c, b] = G[rows[c], add[b]]
-    for b in range(s):  # T = H Q_KA
+    for b in range(s):  # T = (H Q_KA)^T, a row per addition (H symmetric: along its rows)
         for a in range(k):
-            T[a, b] = 0.0
+            T[b, a] = 0.0
         for c in range(k):
             if not dropped[c]:
                 gcb = QKA[c, b]
                 for a in range(k):
-                    T[a, b] += H[a, c] * gcb
-    for b in range(s):  # T_K <- Q_KK^{-1} Q_KA = T_K - H_KD H_DD^{-1} T_D
+                    T[b, a] += H[c, a] * gcb
+    for b in range(s):  # T_K <- (Q_KK^{-1} Q_KA)^T = T_K - (H_KD H_DD^{-1} T_D)^T
         for t in range(s):
-            r[t] = T[drop[t], b]
+            r[t] = T[b, drop[t]]
         cholesky_solve(Ls, s, r)
         for a in range(k):
             for t in range(s):
-                T[a, b] -= H[a, drop[t]] * r[t]
+                T[b, a] -= H[drop[t], a] * r[t]
     big = 0.0
     for b in range(s):  # small <- M
         for e in range(b, s):
-            val = 0.0
-            for i in range(n):
-                val += X[i, add[b]] * X[i, add[e]]
-            val /= n
-            if e == b:
+            if e == b:  # (the diagonal of Q; an off-diagonal entry from X's columns)
+                val = diag[add[b]]
                 big = max(big, val)
+            else:
+                val = 0.0
+                for i in range(n):
+                    val += X[i, add[b]] * X[i, add[e]]
+                val /= n
             for c in range(k):
                 if not dropped[c]:
-                    val -= QKA[c, b] * T[c, e]
+                    val -= QKA[c, b] * T[e, c]
             small[b, e] = val
             small[e, b] = val
     if not cholesky(small, s, Ls, 0.0, 1e-9 * big):
