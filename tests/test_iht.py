@@ -435,6 +435,8 @@ def test_gram_and_plain_gradients_agree():
         f1, g1 = cached.cost_and_egrad(w)
         np.testing.assert_allclose(g1, X.T @ (X @ w - y) / 30, atol=1e-12)
         assert cached.n_cached_rows == (3 if t >= 2 else 0)
+        assert cached.gram_rows_cached([3, 11]) == (t >= 2)
+    assert not cached.gram_rows_cached([3, 12])
     f2, g2 = least_squares(X, y, gram=False).cost_and_egrad(w)
     np.testing.assert_allclose(g2, g1, atol=1e-12)
     assert f1 == pytest.approx(objective(X, y, w), rel=1e-13) and f1 == f2

@@ -188,6 +188,10 @@ class LeastSquares(FiniteSumProblem):
             self._counter[0] += missing.shape[0]
         return self._cache, self._slot[idx]
 
+    def gram_rows_cached(self, idx):
+        r"""Whether the rows ``idx`` of :math:`X^\top X/n` are all cached now."""
+        return bool(np.all(self._slot[idx] >= 0))
+
     @property
     def n_cached_rows(self):
         r"""How many rows of :math:`X^\top X/n` are cached now."""

@@ -110,13 +110,15 @@ class _SelectBase:
             raise ValueError(f"criterion='gic' needs more than e samples (log log n > 0), "
                              f"got {n_w}")
         table = {}
+        # the criterion is D + (its penalty per nonzero) df: the penalty checked once
+        per_df = information_criterion(0.0, 1, n_w, p, self.criterion, self.ic_coef)
 
         def evaluate(indices):
             out = []
             for i in indices:
                 full.fit(i, ks[i])
                 dev, df = full.deviance(i), full.df(i)
-                value = information_criterion(dev, df, n_w, p, self.criterion, self.ic_coef)
+                value = float(dev + per_df * df)
                 if df >= n_w - 1:  # an interpolating fit: its log RSS means nothing
                     value = math.inf
                 table[i] = (value, dev, df)

@@ -133,7 +133,7 @@ def search_from(problem, x, k, lo, hi, max_swap=5, maxiter=200, always_select=No
     diag = problem.gram_diagonal()
     rhs = problem.gram_rhs()
     X, n = problem.X, problem.n_samples
-    S = np.union1d(np.flatnonzero(x), forced)
+    S = np.union1d(np.flatnonzero(x), forced) if forced.shape[0] else np.flatnonzero(x)
     ahead = None
     if S.shape[0] < k:  # fill the support up to k with the best coordinates to add
         if gradient is None:
@@ -145,7 +145,7 @@ def search_from(problem, x, k, lo, hi, max_swap=5, maxiter=200, always_select=No
         S, ahead = np.sort(np.concatenate([S, best[:m]])), best[m:]
     G, rows = problem.gram_rows_in_place(S, prefetch=ahead)
     v = x[S].copy()
-    Q = _sym(G[np.ix_(rows, S)])
+    Q = _sym(G[rows[:, None], S])
     # R(x) from the Gram block, for the threshold of a decrease (relative to R, not to q)
     r0 = 0.5 * (v @ (Q @ v)) - rhs[S] @ v + problem.gram_offset()
     work = k * (10 * p + k * n)
@@ -164,9 +164,12 @@ def search_from(problem, x, k, lo, hi, max_swap=5, maxiter=200, always_select=No
                                               s_max, thresh)
         if not accepted:
             break
-        gain = _add_gain(g, diag, lo, hi)
-        gain[S] = -np.inf
-        G, rows = problem.gram_rows_in_place(S, prefetch=_largest(gain, _AHEAD))
+        ahead = None
+        if not problem.gram_rows_cached(S):  # (computed with those of the best additions)
+            gain = _add_gain(g, diag, lo, hi)
+            gain[S] = -np.inf
+            ahead = _largest(gain, _AHEAD)
+        G, rows = problem.gram_rows_in_place(S, prefetch=ahead)
         n_swaps += 1
     else:
         g = None  # (the gradient of the last round's start, not of w)
