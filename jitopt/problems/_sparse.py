@@ -181,9 +181,9 @@ class LeastSquares(FiniteSumProblem):
                 self._counter[0] = 0
                 missing = idx
             start = self._counter[0]
-            rows = self._cache[start:start + missing.shape[0]]  # (written in place)
-            np.matmul(self.X[:, missing].T, self.X, out=rows)
-            rows /= self.n_samples
+            block = self._cache[start:start + missing.shape[0]]  # (written in place)
+            np.matmul(self.X[:, missing].T, self.X, out=block)
+            block /= self.n_samples
             self._slot[missing] = np.arange(start, start + missing.shape[0])
             self._counter[0] += missing.shape[0]
         return self._cache, self._slot[idx]

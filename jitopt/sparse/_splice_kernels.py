@@ -305,7 +305,9 @@ def _trial_value(H, G, rows, X, diag, v, q, drop, add, dropped, rhs, wk, T, QKA,
     ``K = S \setminus D`` is :math:`w_K = v_K - H_{KD}H_{DD}^{-1}v_D`), adding ``A`` lowers it by
     :math:`g_A^\top M^{-1}g_A/2` with :math:`g_A = Q_{AK}w_K - c_A` and the Schur complement
     :math:`M = Q_{AA} - Q_{AK}Q_{KK}^{-1}Q_{KA}`,
-    :math:`Q_{KK}^{-1} = H_{KK} - H_{KD}H_{DD}^{-1}H_{DK}`. NaN when a pivot is near zero."""
+    :math:`Q_{KK}^{-1} = H_{KK} - H_{KD}H_{DD}^{-1}H_{DK}` (the diagonal of :math:`Q_{AA}`
+    from the Gram diagonal ``diag``, the rest from the columns of ``X``). NaN when a pivot
+    is near zero."""
     k = v.shape[0]
     s = drop.shape[0]
     n = X.shape[0]
