@@ -138,10 +138,8 @@ def search_from(problem, x, k, lo, hi, max_swap=5, maxiter=200, always_select=No
     if S.shape[0] < k:  # fill the support up to k with the best coordinates to add
         if gradient is None:
             gradient = x[S] @ problem.gram_rows(S) - rhs
-        gain = _add_gain(gradient, diag, lo, hi)
-        gain[S] = -np.inf
         m = k - S.shape[0]
-        best = _largest(gain, m + _AHEAD)
+        best = _best_additions(gradient, S, diag, lo, hi, m + _AHEAD)
         S, ahead = np.sort(np.concatenate([S, best[:m]])), best[m:]
     G, rows = problem.gram_rows_in_place(S, prefetch=ahead)
     v = x[S].copy()
@@ -166,9 +164,7 @@ def search_from(problem, x, k, lo, hi, max_swap=5, maxiter=200, always_select=No
             break
         ahead = None
         if not problem.gram_rows_cached(S):  # (computed with those of the best additions)
-            gain = _add_gain(g, diag, lo, hi)
-            gain[S] = -np.inf
-            ahead = _largest(gain, _AHEAD)
+            ahead = _best_additions(g, S, diag, lo, hi, _AHEAD)
         G, rows = problem.gram_rows_in_place(S, prefetch=ahead)
         n_swaps += 1
     else:
@@ -180,6 +176,13 @@ def search_from(problem, x, k, lo, hi, max_swap=5, maxiter=200, always_select=No
 
 def _sym(Q):
     return np.ascontiguousarray(0.5 * (Q + Q.T))
+
+
+def _best_additions(g, S, diag, lo, hi, m):
+    """The ``m`` coordinates outside ``S`` of largest :func:`_add_gain`, best first."""
+    gain = _add_gain(g, diag, lo, hi)
+    gain[S] = -np.inf
+    return _largest(gain, m)
 
 
 def _add_gain(g, diag, lo, hi):
