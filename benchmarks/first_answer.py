@@ -95,6 +95,25 @@ X, y = load_diabetes(return_X_y=True)
 model = LinearRegression(support_size=5).fit(X, y)
 assert np.count_nonzero(model.coef_) == 5
 """),
+    "IHTRegressorCV(), 300 x 2000": ("""
+import numpy as np
+from jitopt.sparse import IHTRegressorCV
+rng = np.random.default_rng(0)
+X = rng.standard_normal((300, 2000))
+beta = np.zeros(2000); beta[rng.choice(2000, 10, replace=False)] = rng.uniform(1, 2, 10)
+y = X @ beta + 0.5 * rng.standard_normal(300)
+model = IHTRegressorCV().fit(X, y)
+assert set(np.flatnonzero(beta)) <= set(np.flatnonzero(model.coef_))  # (all found)
+""", "abess cv=5", """
+import numpy as np
+from abess import LinearRegression
+rng = np.random.default_rng(0)
+X = rng.standard_normal((300, 2000))
+beta = np.zeros(2000); beta[rng.choice(2000, 10, replace=False)] = rng.uniform(1, 2, 10)
+y = X @ beta + 0.5 * rng.standard_normal(300)
+model = LinearRegression(cv=5).fit(X, y)
+assert set(np.flatnonzero(beta)) <= set(np.flatnonzero(model.coef_))  # (all found)
+"""),
     "wdha_barycenter, four 64x64 disks": ("""
 import numpy as np
 from jitopt.transport import grid_coordinates, wdha_barycenter

@@ -776,3 +776,73 @@ def test_gram_inverse_is_the_inverse_of_the_symmetrised_block():
     G[:, 20] = G[20, :] = G[:, 3]  # a repeated column: Q singular
     G[20, 20] = G[3, 3]
     assert not _gram_inverse(G, rows, S, H)
+
+
+@pytest.mark.parametrize("relative_thresh", [1e-10, 1e-3, 3e-2])
+def test_rank_update_screen_accepts_what_refitting_every_candidate_accepts(relative_thresh):
+    # a trial is refitted only when its rank-updated value is below q - thresh (up to
+    # rounding): the round accepts the exchange that refitting every trial accepts; a large
+    # threshold makes trials that gain less than it decide
+    from jitopt.sparse._splice_kernels import INTERPRETED, splice_round
+
+    every = dict(INTERPRETED, _gram_inverse=lambda G, rows, S, H: False)  # (no screen)
+    plain = getattr(splice_round, "py_func", splice_round)  # (a function without the JIT)
+    every["splice_round"] = type(plain)(plain.__code__, every)
+    rng = np.random.default_rng(8)
+    n, p, k = 40, 25, 6
+    outcomes = set()
+    for _ in range(30):
+        X, y = correlated_instance(rng, n=n, p=p, k=k)
+        G, rhs = X.T @ X / n, X.T @ y / n
+        S = np.sort(rng.choice(p, k, replace=False))
+        Q = G[np.ix_(S, S)]
+        v = np.linalg.solve(Q, rhs[S])
+        q = 0.5 * v @ Q @ v - rhs[S] @ v
+        thresh = relative_thresh * abs(q)
+        for _ in range(20):  # the rounds of a search, up to one that accepts nothing
+            args = (G, S.copy(), S, v, q, X, rhs, np.diag(G).copy(), None, None,
+                    np.zeros(0, dtype=np.int64), 3, thresh)
+            screened, refitted = splice_round(*args), every["splice_round"](*args)
+            assert screened[0] == refitted[0]
+            np.testing.assert_array_equal(screened[1], refitted[1])
+            np.testing.assert_allclose(screened[2], refitted[2], rtol=1e-9)
+            outcomes.add(bool(screened[0]))
+            if not screened[0]:
+                break
+            assert screened[3] < q - thresh
+            S, v, q = screened[1], screened[2], screened[3]
+    assert outcomes == {True, False}  # (both kinds of round were met)
+
+
+def test_add_gain_without_bounds_is_the_box_formula_at_infinite_bounds():
+    from jitopt.sparse._refit import _add_gain, _best_additions
+
+    rng = np.random.default_rng(3)
+    g, diag = rng.standard_normal(200), rng.uniform(0.1, 3.0, 200)
+    inf = np.full(200, np.inf)
+    np.testing.assert_allclose(_add_gain(g, diag, None, None), _add_gain(g, diag, -inf, inf),
+                               rtol=1e-14)
+    np.testing.assert_allclose(_add_gain(g, diag, None, None), g ** 2 / (2 * diag),
+                               rtol=1e-14)
+    S = np.array([int(np.argmax(g ** 2 / diag))])  # the best one is in S: never returned
+    best = _best_additions(g, S, diag, None, None, 5)
+    assert S[0] not in best
+    np.testing.assert_array_equal(best, np.argsort(-(g ** 2 / diag))[1:6])
+
+
+def test_finiteness_checks_of_the_least_squares_data():
+    from jitopt.problems import LeastSquares
+    from jitopt.sparse._estimators import _all_finite
+
+    X, y = np.ones((4, 3)), np.ones(4)
+    huge = np.full((4, 3), 1e200)  # finite, but its sum of squares overflows
+    for bad, message in ((np.where(np.eye(4, 3) > 0, np.nan, 1.0), "must be finite"),
+                         (np.where(np.eye(4, 3) > 0, -np.inf, 1.0), "must be finite"),
+                         (huge, "too large")):
+        with pytest.raises(ValueError, match=message):
+            LeastSquares(bad, y)
+    with pytest.raises(ValueError, match="must be finite"):
+        LeastSquares(X, np.array([1.0, np.inf, 0.0, 1.0]))
+    assert _all_finite(X) and _all_finite(np.full(5, 1e308))  # (a sum that overflows)
+    assert not _all_finite(np.array([1.0, np.nan])) and not _all_finite(np.array([np.inf]))
+    assert not _all_finite(np.array([np.inf, -np.inf, 1e308]))

@@ -31,11 +31,11 @@ def _data(X, y):
                          f"got shape {y.shape}")
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
-    if not (np.isfinite(X).all() and np.isfinite(y).all()):
-        raise ValueError("X and y must be finite (no NaN or inf)")
-    with np.errstate(over="ignore"):
-        huge = not (np.isfinite(np.vdot(X, X)) and np.isfinite(y @ y))
-    if huge:
+    with np.errstate(over="ignore", invalid="ignore"):  # (NaN or inf entries make them so)
+        norms_finite = np.isfinite(np.vdot(X, X)) and np.isfinite(y @ y)
+    if not norms_finite:
+        if not (np.isfinite(X).all() and np.isfinite(y).all()):
+            raise ValueError("X and y must be finite (no NaN or inf)")
         raise ValueError("X and y are too large: their squared norms overflow float64 "
                          "(rescale them)")
     # writable C-ordered arrays (copies only when needed; never modified): read-only

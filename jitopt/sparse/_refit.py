@@ -133,13 +133,15 @@ def search_from(problem, x, k, lo, hi, max_swap=5, maxiter=200, always_select=No
     diag = problem.gram_diagonal()
     rhs = problem.gram_rhs()
     X, n = problem.X, problem.n_samples
+    # (None bounds: the round's specialisation without bounds, and the plain gains)
+    bounds = (None, None) if lo.max() == -np.inf and hi.min() == np.inf else (lo, hi)
     S = np.union1d(np.flatnonzero(x), forced) if forced.shape[0] else np.flatnonzero(x)
     ahead = None
     if S.shape[0] < k:  # fill the support up to k with the best coordinates to add
         if gradient is None:
             gradient = x[S] @ problem.gram_rows(S) - rhs
         m = k - S.shape[0]
-        best = _best_additions(gradient, S, diag, lo, hi, m + _AHEAD)
+        best = _best_additions(gradient, S, diag, *bounds, m + _AHEAD)
         S, ahead = np.sort(np.concatenate([S, best[:m]])), best[m:]
     G, rows = problem.gram_rows_in_place(S, prefetch=ahead)
     v = x[S].copy()
@@ -147,12 +149,10 @@ def search_from(problem, x, k, lo, hi, max_swap=5, maxiter=200, always_select=No
     # R(x) from the Gram block, for the threshold of a decrease (relative to R, not to q)
     r0 = 0.5 * (v @ (Q @ v)) - rhs[S] @ v + problem.gram_offset()
     work = k * (10 * p + k * n)
-    if lo.max() == -np.inf and hi.min() == np.inf:  # (the round's specialisation for None)
+    if bounds[0] is None:
         q = _kernel(free_qp, work)(Q, rhs[S], v)
-        bounds = (None, None)
     else:
         q = _kernel(box_qp, work)(Q, rhs[S], lo[S], hi[S], v, 10 * k + 10)
-        bounds = (lo, hi)
     exchange_round = _kernel(splice_round, work)
     thresh = 1e-10 * max(1.0, abs(r0))
     n_swaps = 0
@@ -164,7 +164,7 @@ def search_from(problem, x, k, lo, hi, max_swap=5, maxiter=200, always_select=No
             break
         ahead = None
         if not problem.gram_rows_cached(S):  # (computed with those of the best additions)
-            ahead = _best_additions(g, S, diag, lo, hi, _AHEAD)
+            ahead = _best_additions(g, S, diag, *bounds, _AHEAD)
         G, rows = problem.gram_rows_in_place(S, prefetch=ahead)
         n_swaps += 1
     else:
@@ -186,8 +186,12 @@ def _best_additions(g, S, diag, lo, hi, m):
 
 
 def _add_gain(g, diag, lo, hi):
-    """Decrease of R from the best feasible value of each coordinate added alone."""
-    t = np.clip(-g / np.maximum(diag, 1e-300), lo, hi)
+    """Decrease of R from the best feasible value of each coordinate added alone: without
+    bounds (``lo = hi = None``) :math:`g_i^2/(2G_{ii})`, as the round computes it."""
+    d = np.maximum(diag, 1e-300)
+    if lo is None:
+        return g * g * (0.5 / d)
+    t = np.clip(-g / d, lo, hi)
     return -(g * t + 0.5 * diag * t * t)
 
 

@@ -50,10 +50,11 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
     _gradient(G, rows, v, rhs, g)
     order = _drop_order(S, v, g, diag, kept)
     # without bounds, a trial is first valued by rank-s updates of H = Q_S^{-1} (O(k^2 s)
-    # rather than the O(k^3) refit) and skipped when it is clearly no better than q
+    # rather than the O(k^3) refit) and refitted only when that value is below q - thresh,
+    # the bar of acceptance, up to 1e-9 |q| (the rounding of the two values)
     H = np.empty((k, k))
     fast = lo is None and _gram_inverse(G, rows, S, H)
-    margin = thresh + 1e-9 * abs(q)
+    bar = q - thresh + 1e-9 * abs(q)
     wk = np.empty(k)
     T = np.empty((s_max, k))
     QKA = np.empty((k, s_max))
@@ -87,7 +88,7 @@ def splice_round(G, rows, S, v, q, X, rhs, diag, lo, hi, kept, s_max, thresh):
         for t in range(first, last):
             dropped[order[t]] = 1
         if fast and _trial_value(H, G, rows, X, diag, v, q, order[first:last], add, dropped,
-                                 rhs, wk, T, QKA, small, Ls, r, gA) >= q + margin:
+                                 rhs, wk, T, QKA, small, Ls, r, gA) >= bar:
             continue
         m = 0
         for a in range(k):
