@@ -1,11 +1,12 @@
 """Argument checks shared by the public functions: each error names the argument."""
 
+import math
 import numbers
 
 import numpy as np
 
 __all__ = ["check_int", "check_real", "check_choice", "check_rng", "as_array", "check_array",
-           "check_limits", "as_c_float", "check_shape"]
+           "check_limits", "as_c_float", "check_shape", "all_finite"]
 
 
 def check_int(name, value, low=None, high=None):
@@ -154,6 +155,32 @@ def check_rng(rng):
         return np.random.default_rng(rng)
     raise TypeError(f"rng must be None, an int seed or a numpy.random.Generator, "
                     f"got {type(rng).__name__}")
+
+
+def all_finite(a):
+    """Whether the array ``a`` holds no NaN or inf, in one pass with no temporary array:
+    NaN and inf reach its sum of squares (when that overflows, each entry is checked).
+
+    Parameters
+    ----------
+    a : ndarray
+        A real or complex array of any shape and layout.
+
+    Returns
+    -------
+    bool
+        True when every entry of ``a`` is finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> all_finite(np.full(3, 1e300)), all_finite(np.array([1.0, np.nan]))
+    (True, False)
+    """
+    flat = a.ravel(order="K")
+    with np.errstate(over="ignore", invalid="ignore"):
+        square = flat @ flat if flat.dtype.kind != "c" else np.vdot(flat, flat).real
+    return math.isfinite(square) or bool(np.isfinite(flat).all())
 
 
 def as_array(name, value):

@@ -832,7 +832,7 @@ def test_add_gain_without_bounds_is_the_box_formula_at_infinite_bounds():
 
 def test_finiteness_checks_of_the_least_squares_data():
     from jitopt.problems import LeastSquares
-    from jitopt.sparse._estimators import _all_finite
+    from jitopt.validation import all_finite
 
     X, y = np.ones((4, 3)), np.ones(4)
     huge = np.full((4, 3), 1e200)  # finite, but its sum of squares overflows
@@ -843,6 +843,9 @@ def test_finiteness_checks_of_the_least_squares_data():
             LeastSquares(bad, y)
     with pytest.raises(ValueError, match="must be finite"):
         LeastSquares(X, np.array([1.0, np.inf, 0.0, 1.0]))
-    assert _all_finite(X) and _all_finite(np.full(5, 1e308))  # (a sum that overflows)
-    assert not _all_finite(np.array([1.0, np.nan])) and not _all_finite(np.array([np.inf]))
-    assert not _all_finite(np.array([np.inf, -np.inf, 1e308]))
+    assert all_finite(X) and all_finite(np.full(5, 1e308))  # (its sum of squares overflows)
+    bad = np.asfortranarray(np.arange(12.0).reshape(3, 4))
+    bad[2, 1] = np.nan
+    assert not all_finite(bad) and not all_finite(bad[:, 1::2]) and all_finite(bad[:, ::2])
+    assert not all_finite(np.array([1.0, np.nan])) and not all_finite(np.array([np.inf]))
+    assert not all_finite(np.array([np.inf, -np.inf, 1e308]))

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..manifolds import Manifold, manifold_type_error
 from .counts import OracleCounts
+from ..validation import all_finite
 from .result import NonFiniteOracle, OracleError
 
 __all__ = ["BaseProblem", "Problem", "FiniteSumProblem"]
@@ -53,10 +54,8 @@ class BaseProblem:
         """``value``, or :class:`NonFiniteOracle` if it holds NaN or inf."""
         if isinstance(value, float):
             finite = math.isfinite(value)
-        else:  # NaN and inf reach the squared norm (overflow aside: then check each entry)
-            flat = value.ravel() if isinstance(value, np.ndarray) else np.ravel(value)
-            square = flat @ flat if flat.dtype.kind != "c" else np.vdot(flat, flat).real
-            finite = math.isfinite(square) or bool(np.isfinite(flat).all())
+        else:
+            finite = all_finite(value if isinstance(value, np.ndarray) else np.asarray(value))
         if not finite:
             raise NonFiniteOracle(f"The oracle {name} returned a non-finite value (NaN or inf)")
         return value

@@ -10,7 +10,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..problems import LeastSquares, Logistic
-from ..validation import as_array
+from ..validation import all_finite, as_array
 from ._iht import iht
 from ._projection import check_constraint
 
@@ -37,21 +37,12 @@ def _fit_data(estimator, X, y, **checks):
     if (type(X) is np.ndarray and type(y) is np.ndarray and X.dtype == np.float64
             and y.dtype == np.float64 and X.ndim == 2 and y.ndim == 1
             and X.shape[0] == y.shape[0] and X.size > 0
-            and _all_finite(X) and _all_finite(y)):
+            and all_finite(X) and all_finite(y)):
         validate_data(estimator, X, y, skip_check_array=True)
         return X, y
     for name, value in (("X", X), ("y", y)):
         as_array(name, value)  # a ragged nesting of lists, refused by name
     return validate_data(estimator, X, y, dtype=np.float64, **checks)
-
-
-def _all_finite(a):
-    """Whether ``a`` holds no NaN or inf: its sum is finite (one pass, no temporary array),
-    or, when the sum is not, every entry is (a sum can overflow)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        if np.isfinite(a.sum()):
-            return True
-    return bool(np.isfinite(a).all())
 
 
 def _sample_weight(sample_weight, X):
