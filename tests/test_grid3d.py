@@ -93,6 +93,30 @@ def test_gradient_and_pushforward():
                                rtol=0, atol=1e-12)
 
 
+def test_pushforward_of_a_sparse_density_is_the_sum_of_its_parts():
+    """The map is computed only in the rows that cells with mass read: the pushforward is
+    still linear, a sparse density pushed as the sum of its parts, each pushed alone, and as
+    the difference of two densities with mass everywhere (every row of the map computed),
+    with stretched cells (sub-samples that read the next rows and planes) on the faces and
+    inside."""
+    c = _cube((9, 10, 11))
+    f = (0.5 * np.sum(c ** 2, axis=0) + 0.35 * c[0] ** 2 + 0.2 * c[1] ** 2
+         + 0.03 * np.sin(4 * c[0] + 3 * c[1]) * np.cos(5 * c[2]))
+    rng = np.random.default_rng(4)
+    parts = []
+    for cells in ([(0, 0, 0)], [(4, 5, 6), (4, 6, 6)], [(8, 9, 10), (7, 2, 3)], [(2, 9, 0)]):
+        part = np.zeros(f.shape)
+        for cell in cells:
+            part[cell] = rng.uniform(0.5, 2.0)
+        parts.append(part)
+    background = rng.uniform(0.5, 1.0, size=f.shape)
+    whole = pushforward(sum(parts) + background, f) - pushforward(background, f)
+    assert np.abs(pushforward(sum(parts), f, max_subsamples=1) - whole).max() > 1e-2
+    np.testing.assert_allclose(pushforward(sum(parts), f), whole, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(sum(pushforward(p, f) for p in parts), whole, rtol=0,
+                               atol=1e-13)
+
+
 def test_prolongation_keeps_identity_and_translation_maps():
     from jitopt.transport._levels import coarsen, prolong_potentials
 

@@ -21,7 +21,12 @@ def legendre_3d(f, out):
     """Separable 3-D discrete Legendre transform on the cell-centre grid: 1-D transforms
     along axis 2, then along axes 1 and 0 of the negated result, every line in place
     through a strided view (as in :func:`~jitopt.transport._kernels.legendre_2d`).
-    ``out`` may alias ``f``."""
+    ``out`` may alias ``f``.
+
+    The lines along axis 0 are transformed in a copy of their plane ``out[:, j, :]``:
+    in place, their cells lie a whole plane apart, a power of two bytes on the usual
+    grids, so that they all fall in one cache set and are read from memory again for every
+    next line."""
     n0, n1, n2 = f.shape
     work = np.empty((3, max(n0, n1, n2) + 1))
     unit = 1 if n2 > 0 else 2  # (always 1: the rows get the strided lines' layout)
@@ -36,10 +41,13 @@ def legendre_3d(f, out):
             _kernels.legendre_line(out[i, :, k], out[i, :, k], -1.0,
                                    work[0], work[1], work[2], x1)
     x0 = (np.arange(n0) + 0.5) / n0
+    plane = np.empty((n0, n2))
     for j in range(n1):
+        plane[:] = out[:, j, :]
         for k in range(n2):
-            _kernels.legendre_line(out[:, j, k], out[:, j, k], -1.0,
+            _kernels.legendre_line(plane[:, k], plane[:, k], -1.0,
                                    work[0], work[1], work[2], x0)
+        out[:, j, :] = plane
 
 
 @njit(**INNER)
@@ -55,13 +63,16 @@ def _diff(a, b, c, at_start, at_end):
 
 
 @njit(**INNER)
-def _gradient_plane(f, i, g0, g1, g2):
+def _gradient_plane(f, i, g0, g1, g2, rows):
     """The gradient of ``f`` in plane ``i`` (into the 2-D arrays ``g0, g1, g2``), in
-    ``[0, 1]`` units: centred differences inside, second-order one-sided differences on the
-    faces (exact for quadratics)."""
+    ``[0, 1]`` units, in the rows ``j`` where ``rows[j]`` (the others are not written):
+    centred differences inside, second-order one-sided differences on the faces (exact for
+    quadratics)."""
     n0, n1, n2 = f.shape
     ia = min(max(i - 1, 0), n0 - 3)  # the three values used along axis 0
     for j in range(n1):
+        if not rows[j]:
+            continue
         ja = min(max(j - 1, 0), n1 - 3)
         for k in range(n2):
             ka = min(max(k - 1, 0), n2 - 3)
@@ -77,8 +88,9 @@ def _gradient_plane(f, i, g0, g1, g2):
 def gradient_3d(f, g0, g1, g2):
     """Gradient of ``f`` at the cell centres, in ``[0, 1]`` units (see
     :func:`_gradient_plane`). Needs every side ``>= 3``."""
+    rows = np.ones(f.shape[1], dtype=np.bool_)
     for i in range(f.shape[0]):
-        _gradient_plane(f, i, g0[i], g1[i], g2[i])
+        _gradient_plane(f, i, g0[i], g1[i], g2[i], rows)
 
 
 @njit(**INNER)
@@ -152,22 +164,35 @@ def pushforward_3d(rho, f, out, maxsub, mult, down):
     kernel's rule with trilinear interpolation of the map at ``k0 x k1 x k2`` sub-samples
     (at most ``min(maxsub, 8)`` per axis) and trilinear deposits on the 8 nearest centres,
     clamped; total mass is conserved exactly. The map is computed plane by plane into a
-    ring of three planes (the cells of plane ``i`` read planes ``i - 1`` to ``i + 1``)."""
+    ring of three planes (the cells of plane ``i`` read planes ``i - 1`` to ``i + 1``), and
+    only in the rows that a cell with mass reads (its own and the next row on each side, in
+    its plane and the next planes): a density that is zero on most of the grid, a shape on
+    an empty background, costs the map of its support only."""
     n0, n1, n2 = rho.shape
     maxsub = min(maxsub, MAX_SUB_3D)
     p = np.empty((3, 3, n1, n2))
     out[...] = 0.0
     sides = (n0, n1, n2)
+    need = np.zeros((n0, n1), dtype=np.bool_)
+    for i in range(n0):
+        for j in range(n1):
+            for k in range(n2):
+                if not rho[i, j, k] <= 0.0:  # (as the deposits below: NaN counts as mass)
+                    for a in range(max(i - 1, 0), min(i + 2, n0)):
+                        for b in range(max(j - 1, 0), min(j + 2, n1)):
+                            need[a, b] = True
+                    break
     for i in range(n0):
         # the planes of the map first read by plane i (a loop index: one specialisation of
         # _gradient_plane), in output cell units, centre k at k
         for plane in range(0 if i == 0 else i + 1, min(i + 2, n0)):
             r = plane % 3
-            _gradient_plane(f, plane, p[0, r], p[1, r], p[2, r])
+            _gradient_plane(f, plane, p[0, r], p[1, r], p[2, r], need[plane])
             for c in range(3):
                 for j in range(n1):
-                    for k in range(n2):
-                        p[c, r, j, k] = p[c, r, j, k] * sides[c] - 0.5
+                    if need[plane, j]:
+                        for k in range(n2):
+                            p[c, r, j, k] = p[c, r, j, k] * sides[c] - 0.5
         ia, ib = max(i - 1, 0), min(i + 1, n0 - 1)
         sa, si, sb = ia % 3, i % 3, ib % 3
         for j in range(n1):

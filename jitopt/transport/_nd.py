@@ -34,6 +34,11 @@ def dual(psi, phi, nu, mu):
     return (_kernels.dual_value if psi.ndim == 2 else _kernels3d.dual_value_3d)(psi, phi, nu, mu)
 
 
+def each(pool, task, items):
+    """``[task(i) for i in items]``, in the threads of ``pool`` when given."""
+    return list(pool.map(task, items)) if pool else [task(i) for i in items]
+
+
 class Scratch:
     """Grids of one shape lent to one task at a time (:meth:`grid`, or :meth:`take` and
     :meth:`give`): as many exist as were ever out at once, so a transient grid of each input

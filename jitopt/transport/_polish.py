@@ -46,7 +46,7 @@ def polish(nu, mus, lam, psi, phi, active, steps, iters, maxsub, pool=None, scra
                 return np.nan
 
     def each(task):
-        return list(pool.map(task, active)) if pool else [task(i) for i in active]
+        return _nd.each(pool, task, active)
 
     try:
         for step in range(steps):

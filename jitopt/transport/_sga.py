@@ -284,9 +284,7 @@ class Sga(Algorithm):
     def each(self, task):
         """``task(i)`` for the inputs of positive weight, in the threads if any; the list of
         the results."""
-        if self.pool:
-            return list(self.pool.map(task, self.active))
-        return [task(i) for i in self.active]
+        return _nd.each(self.pool, task, self.active)
 
     def conjugates(self):
         """``phi[i] = (q - f[i])*`` for the inputs of positive weight; returns ``D(f)``."""

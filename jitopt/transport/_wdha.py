@@ -141,7 +141,7 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     n_jobs : int, optional
         Threads for the per-input steps (default: one below 64 x 64 cells, where threads
         do not pay, else the number of CPUs, at most the number of inputs with positive
-        weight); also for the back-and-forth runs of the polish.
+        weight); also for the back-and-forth runs of the warm start and the polish.
     max_subsamples : int, default 16
         Cap on the sub-samples per cell and axis in the pushforwards.
     max_time : float, optional

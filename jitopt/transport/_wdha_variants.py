@@ -156,16 +156,18 @@ class Wdha(Algorithm):
     def prepare(self, nu):
         """Start the potentials: each by ``warm_start`` back-and-forth iterations from
         ``nu`` to its input (at :math:`q` without them); returns the starting density."""
-        for i in self.active:
-            if self.o.warm_start and np.max(np.abs(self.mus[i] - nu)) > 1e-12 * nu.max():
+        def start(i):
+            if (self.o.warm_start and self.lam[i] > 0
+                    and np.max(np.abs(self.mus[i] - nu)) > 1e-12 * nu.max()):
                 # the back-and-forth potential of the map from the start to input i, from
                 # the pair (q, q) (as wasserstein2_grid's)
                 self.psi[i] = self.phi[i] = self.q
                 sigma = 4.0 / max(nu.max(), self.mus[i].max())
                 _back_and_forth(nu, self.mus[i], self.psi[i], self.phi[i], sigma,
                                 self.o.warm_start, 0.0)
-        for i in range(len(self.mus)):
             _nd.legendre(self.psi[i], self.phi[i])
+
+        _nd.each(self.pool, start, range(len(self.mus)))
         return nu
 
     def step(self, s, budget):
@@ -213,10 +215,7 @@ class Wdha(Algorithm):
         if o.order == "jacobi" and ascend:
             self.weighted_potential()
         act = self.ascent if ascend else self.measure_at
-        if self.pool:
-            out = list(self.pool.map(lambda i: act(i, nu), self.active))
-        else:
-            out = [act(i, nu) for i in self.active]
+        out = _nd.each(self.pool, lambda i: act(i, nu), self.active)
         dual, res = np.zeros(n), np.zeros(n)
         for i, (r, v) in zip(self.active, out):
             res[i], dual[i] = r, v
