@@ -158,8 +158,9 @@ def check_rng(rng):
 
 
 def all_finite(a):
-    """Whether the array ``a`` holds no NaN or inf, in one pass with no temporary array:
-    NaN and inf reach its sum of squares (when that overflows, each entry is checked).
+    """Whether the array ``a`` holds no NaN or inf, in one pass with no temporary array
+    when ``a`` is contiguous (C or Fortran order; a strided view is copied once): NaN and
+    inf reach its sum of squares (when that overflows, each entry is checked).
 
     Parameters
     ----------
