@@ -14,7 +14,8 @@ import argparse
 import numpy as np
 
 from jitopt.transport import _nd, grid_coordinates
-from jitopt.transport._grid import _half_sq_norm, _invlap_inplace
+from jitopt.transport._grid import _half_sq_norm
+from jitopt.transport._poisson import _invlap_inplace
 
 from ._common import print_table
 

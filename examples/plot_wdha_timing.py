@@ -3,7 +3,7 @@ WDHA: time per iteration against the grid size
 ===============================================
 
 One WDHA iteration costs :math:`O(n\\,m\\log m)` for :math:`n` inputs of :math:`m` cells:
-two DCTs, two exact Legendre transforms and one pushforward per input (see
+one Poisson solve, two exact Legendre transforms and one pushforward per input (see
 :doc:`/theory/wdha`). POT's convolutional barycenter applies its Gaussian kernel by dense
 matrix products, :math:`O(m^{3/2})` per blur. This example times a few iterations of both on
 four translated disks for small grids (to keep the page fast) and plots the time per

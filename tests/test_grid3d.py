@@ -52,7 +52,7 @@ def test_inverse_laplacian_solves_the_neumann_problem():
     np.testing.assert_allclose(-lap, g - g.mean(), rtol=0, atol=1e-10)
     assert abs(u.mean()) <= 1e-15
     # in place, with the residual mean(u g) by Parseval
-    from jitopt.transport._grid import _invlap_inplace
+    from jitopt.transport._poisson import _invlap_inplace
 
     r = g.copy()
     assert abs(_invlap_inplace(r) - np.mean(u * g)) <= 1e-15 * np.mean(u * g)

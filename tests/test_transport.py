@@ -120,6 +120,34 @@ def test_inverse_laplacian_residual(shape):
     assert np.max(np.abs(-_neumann_laplacian(u) - (g - g.mean()))) <= 1e-10
 
 
+
+@pytest.mark.parametrize("elimination", [False, True])
+@pytest.mark.parametrize("shape", [(1, 6), (2, 9), (9, 2), (6, 1), (31, 17), (3, 4, 5),
+                                   (2, 7, 3), (12, 1, 6)])
+def test_inverse_laplacian_equals_the_full_dct_solve(shape, elimination, monkeypatch):
+    # both ways of the solve (along every axis by the DCT; along the first axis by
+    # elimination, as on large grids) against every coefficient of the full DCT-II divided
+    # by its eigenvalue
+    import scipy.fft
+    from jitopt.transport import _poisson
+
+    monkeypatch.setattr(_poisson, "ELIMINATION_CELLS", 0 if elimination else 10 ** 9)
+    g = np.random.default_rng(5).standard_normal(shape)
+    lam = sum(np.reshape(4.0 * n * n * np.sin(np.pi * np.arange(n) / (2 * n)) ** 2,
+                         [-1 if b == a else 1 for b in range(len(shape))])
+              for a, n in enumerate(shape))
+    lam.flat[0] = np.inf
+    coef = scipy.fft.dctn(g, norm="ortho")
+    reference = scipy.fft.idctn(coef / lam, norm="ortho")
+    u = inverse_laplacian(g)
+    assert np.max(np.abs(u - reference)) <= 1e-13 * np.max(np.abs(reference))
+    # the residual returned with the in-place solve: mean(u g) (Parseval)
+    r = g.copy()
+    res = _poisson._invlap_inplace(r)
+    assert np.array_equal(r, u)
+    assert abs(res - np.sum(coef ** 2 / lam) / g.size) <= 1e-14 * np.mean(u * g)
+
+
 def test_inverse_laplacian_eigenfunction_second_order():
     errors = []
     for n in (16, 32, 64):

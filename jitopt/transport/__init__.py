@@ -10,13 +10,13 @@ Laplacian, pushforward by the gradient of a convex potential, back-and-forth W2)
 from ._grid import (
     c_transform,
     grid_coordinates,
-    inverse_laplacian,
     legendre_transform,
     potential_gradient,
     pushforward,
     wasserstein2_grid,
 )
 from ._onedim import barycenter_1d, wasserstein2_1d
+from ._poisson import inverse_laplacian
 from ._sga import sga
 from ._wdha import wdha
 from ._wdha_pot import sga_barycenter, wdha_barycenter

@@ -1,6 +1,7 @@
 """Building blocks of exact optimal transport on regular 2-D and 3-D grids: discrete
-Legendre transform and c-transform, Neumann inverse Laplacian, pushforward by the gradient of
-a convex potential, and the back-and-forth method for W2 between two grid densities.
+Legendre transform and c-transform, pushforward by the gradient of a convex potential, and
+the back-and-forth method for W2 between two grid densities (with the Neumann inverse
+Laplacian of :mod:`jitopt.transport._poisson`).
 
 Grid convention: an array of shape ``(n0, n1)`` = (height, width) holds cell values on the
 unit square; cell ``(i, j)`` has centre ``((i + 1/2) / n0, (j + 1/2) / n1)``, row coordinate
@@ -10,10 +11,7 @@ cell values of any total mass; internally they are scaled to mean one, so that t
 the cells of ``rho * g`` is the integral of ``g`` against the normalised measure.
 """
 
-import functools
-
 import numpy as np
-import scipy.fft
 
 from .._core.counts import OracleCounts
 from .._core.result import Status
@@ -22,12 +20,12 @@ from .._core.stopping import Criterion, MaxIter
 from ..validation import check_int, check_real
 from ..problems import as_density, as_grid
 from . import _nd
+from ._poisson import _invlap_inplace
 
 __all__ = [
     "grid_coordinates",
     "legendre_transform",
     "c_transform",
-    "inverse_laplacian",
     "potential_gradient",
     "pushforward",
     "wasserstein2_grid",
@@ -151,75 +149,6 @@ def c_transform(f):
     out = np.empty_like(f)
     _nd.legendre(q - f, out)
     return q - out
-
-
-# ---------------------------------------------------------------------- inverse Laplacian
-
-@functools.lru_cache(maxsize=16)
-def _inverse_eigenvalues(*shape):
-    """Reciprocal eigenvalues of the 5-point (7-point in 3-D) Neumann Laplacian in the
-    DCT-II basis (the constant mode gets 0)."""
-    lam = 0.0
-    for a, n in enumerate(shape):
-        la = 4.0 * n * n * np.sin(np.pi * np.arange(n) / (2 * n)) ** 2
-        lam = lam + la.reshape([-1 if b == a else 1 for b in range(len(shape))])
-    lam[(0,) * len(shape)] = np.inf
-    inv = np.divide(1.0, lam, out=lam)  # (no second grid)
-    inv.setflags(write=False)
-    return inv
-
-
-def _invlap(g, workers=1):
-    inv = _inverse_eigenvalues(*g.shape)
-    coef = scipy.fft.dctn(g, type=2, norm="ortho", workers=workers)
-    coef *= inv
-    return scipy.fft.idctn(coef, type=2, norm="ortho", overwrite_x=True, workers=workers)
-
-
-def _invlap_inplace(r, workers=1):
-    """Overwrite ``r`` by :math:`u = (-\\Delta)^{-1} r` (as :func:`_invlap`, with no new
-    grid); returns ``mean(u * r)`` of the old ``r``, by Parseval in the DCT basis."""
-    inv = _inverse_eigenvalues(*r.shape)
-    coef = scipy.fft.dctn(r, type=2, norm="ortho", overwrite_x=True, workers=workers)
-    axes = "ijk"[:r.ndim]
-    res = float(np.einsum(f"{axes},{axes},{axes}->", coef, coef, inv)) / r.size
-    coef *= inv
-    u = scipy.fft.idctn(coef, type=2, norm="ortho", overwrite_x=True, workers=workers)
-    if not np.shares_memory(u, r):  # (scipy transforms in place; not promised)
-        r[...] = u
-    return res
-
-
-def inverse_laplacian(g):
-    r"""Solve :math:`-\Delta u = g - \bar g` with Neumann boundary conditions, mean-zero
-    :math:`u`, on the unit square (or cube).
-
-    :math:`\Delta` is the 5-point (in 3-D 7-point) Laplacian on the cell-centre grid with
-    spacings :math:`1/n_a` and mirror (zero-flux) ghost cells. Its eigenvectors are the
-    DCT-II basis, with eigenvalues :math:`\sum_a 4 n_a^2 \sin^2(\pi k_a / 2n_a)`, so the
-    solve is two DCTs, :math:`O(m \log m)`. The mean :math:`\bar g` is removed
-    (the constant mode is the kernel of the Neumann Laplacian).
-
-    Parameters
-    ----------
-    g : array_like of shape (height, width) or (height, width, depth)
-
-    Returns
-    -------
-    ndarray of the shape of ``g``
-        The mean-zero solution :math:`u`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from jitopt.transport import grid_coordinates, inverse_laplacian
-    >>> y, x = grid_coordinates((16, 16))
-    >>> u = inverse_laplacian(np.sin(3 * y) * np.cos(2 * x))
-    >>> bool(abs(u.mean()) < 1e-15)  # the mean-zero solution
-    True
-    """
-    g = as_grid("g", g, ndim=(2, 3))
-    return _invlap(g)
 
 
 # --------------------------------------------------------------------------- pushforward

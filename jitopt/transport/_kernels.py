@@ -199,6 +199,29 @@ def dual_value(psi, phi, nu, mu):
     return total / (n0 * n1)
 
 
+@njit(cache=True, nogil=True)
+def neumann_lines(r, mult, s, acc):
+    r"""Solve in place, along the first axis of ``r`` (shape ``(n0, m)``) and for every column
+    :math:`j \ge 1`, the tridiagonal system :math:`(s\,T + \lambda_j)\,u = r_{:,j}`, ``T``
+    the 1-D Neumann second difference (``-1, 2, -1``; ``1, -1`` and ``-1, 1`` in the first and
+    last rows), by elimination with the reciprocal pivots ``mult[i, j]`` (the system is
+    symmetric positive definite for :math:`\lambda_j > 0`: no pivoting). Column 0 is left
+    as it is. Adds :math:`r_{:,j}^\top u_{:,j}` to ``acc[j]`` (``j >= 1``), from the
+    elimination: with :math:`z = L^{-1} r_{:,j}` for :math:`A = L D L^\top`,
+    :math:`r^\top A^{-1} r = \sum_i z_i^2 / D_i`. The loops run along the rows of ``r``,
+    so that they vectorise."""
+    n0, m = r.shape
+    for i in range(n0):
+        for j in range(1, m):
+            z = r[i, j] + s * r[i - 1, j] if i else r[i, j]
+            d = z * mult[i, j]
+            acc[j] += z * d
+            r[i, j] = d
+    for i in range(n0 - 2, -1, -1):
+        for j in range(1, m):
+            r[i, j] += s * mult[i, j] * r[i + 1, j]
+
+
 def add_scaled(out, c, x):
     """``out += c * x`` in NumPy, in 8 blocks of rows, so that the product is an eighth of
     a grid (a few passes over the grid cost less than compiling them)."""

@@ -12,7 +12,8 @@ from .._core.stopping import MaxIter, MaxTime, Tolerance, verdict
 from ..problems import BarycenterProblem
 from ..validation import check_choice, check_int, check_real, check_rng
 from . import _kernels, _nd, _polish
-from ._grid import _half_sq_norm, _invlap_inplace
+from ._grid import _half_sq_norm
+from ._poisson import _invlap_inplace
 from ._levels import coarsen, prolong
 from ._wdha_variants import WdhaOptions, _pool, _sharpened
 
@@ -53,7 +54,7 @@ def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=
     which keeps :math:`\sum_i \lambda_i f_i = 0` and treats every input alike. A step that
     lowers :math:`D` by more than 1 % is rejected and :math:`c` halved. At the optimum all
     :math:`\rho_i` agree and are the barycenter. Per iteration and input: one exact grid
-    Legendre transform, one pushforward and one pair of DCTs, :math:`O(m \log m)` for
+    Legendre transform, one pushforward and one Poisson solve, :math:`O(m \log m)` for
     :math:`m` cells; the per-input work runs in threads.
 
     The last :math:`\bar\rho` is then polished as WDHA's (:func:`wdha`): ``polish``

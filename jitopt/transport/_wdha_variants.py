@@ -12,7 +12,8 @@ from .._core.run import Algorithm, State, run, sub_run
 from .._core.stopping import Criterion, MaxIter, MaxTime, Tolerance, verdict
 from ..problems import BarycenterProblem
 from . import _kernels, _nd, _polish
-from ._grid import _armijo, _back_and_forth, _half_sq_norm, _invlap_inplace
+from ._grid import _armijo, _back_and_forth, _half_sq_norm
+from ._poisson import _invlap_inplace
 from ._levels import coarsen, prolong_density, prolong_potentials
 
 __all__ = []
