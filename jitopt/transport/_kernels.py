@@ -203,8 +203,8 @@ def dual_value(psi, phi, nu, mu):
 def neumann_lines(r, mult, s, acc):
     r"""Solve in place, along the first axis of ``r`` (shape ``(n0, m)``) and for every column
     :math:`j \ge 1`, the tridiagonal system :math:`(s\,T + \lambda_j)\,u = r_{:,j}`, ``T``
-    the 1-D Neumann second difference (``-1, 2, -1``; ``1, -1`` and ``-1, 1`` in the first and
-    last rows), by elimination with the reciprocal pivots ``mult[i, j]`` (the system is
+    minus the 1-D Neumann second difference (rows ``-1, 2, -1``; ``1, -1`` and ``-1, 1`` the
+    first and last), by elimination with the reciprocal pivots ``mult[i, j]`` (the system is
     symmetric positive definite for :math:`\lambda_j > 0`: no pivoting). Column 0 is left
     as it is. Adds :math:`r_{:,j}^\top u_{:,j}` to ``acc[j]`` (``j >= 1``), from the
     elimination: with :math:`z = L^{-1} r_{:,j}` for :math:`A = L D L^\top`,
