@@ -476,3 +476,12 @@ def test_deviance_from_the_search_equals_the_residuals(monkeypatch, fit_intercep
     fast, slow, searched = map(np.array, zip(*seen))
     assert searched.sum() == 9  # every candidate but k = 0
     np.testing.assert_allclose(fast, slow, rtol=1e-11)
+
+
+@pytest.mark.parametrize("make", [lambda: IHTClassifier(2), lambda: IHTClassifierCV([1, 2])])
+@pytest.mark.parametrize("label", ["a", 3])
+def test_classifiers_name_the_only_class_as_written(make, label):
+    # the class as the user wrote it ('a', 3), not as NumPy's scalar repr (np.int64(3))
+    X = np.random.default_rng(0).standard_normal((12, 4))
+    with pytest.raises(ValueError, match=f"got 1 class: {label!r}$"):
+        make().fit(X, np.full(12, label))

@@ -289,7 +289,7 @@ class IHTClassifier(ClassifierMixin, _IHTBase):
         self.classes_, codes = np.unique(y, return_inverse=True)
         if self.classes_.shape[0] < 2:
             raise ValueError(f"IHTClassifier needs samples of at least 2 classes in the data, "
-                             f"got 1 class: {self.classes_[0]!r}")
+                             f"got 1 class: {self.classes_.tolist()[0]!r}")
         p = X.shape[1]
         k = _sparsity(self.n_nonzero_coefs, p)
         if sw is not None:

@@ -468,7 +468,7 @@ class IHTClassifierCV(_SelectBase, IHTClassifier):
         self.classes_, codes = np.unique(y, return_inverse=True)
         if self.classes_.shape[0] < 2:
             raise ValueError(f"IHTClassifierCV needs samples of at least 2 classes in the "
-                             f"data, got 1 class: {self.classes_[0]!r}")
+                             f"data, got 1 class: {self.classes_.tolist()[0]!r}")
         sw = _sample_weight(sample_weight, X)
         if sw is not None and np.unique(codes[sw > 0]).shape[0] < self.classes_.shape[0]:
             raise ValueError("IHTClassifierCV needs rows of positive sample_weight in every "
