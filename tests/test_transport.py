@@ -120,7 +120,6 @@ def test_inverse_laplacian_residual(shape):
     assert np.max(np.abs(-_neumann_laplacian(u) - (g - g.mean()))) <= 1e-10
 
 
-
 @pytest.mark.parametrize("elimination", [False, True])
 @pytest.mark.parametrize("shape", [(1, 6), (2, 9), (9, 2), (6, 1), (31, 17), (3, 4, 5),
                                    (2, 7, 3), (12, 1, 6)])

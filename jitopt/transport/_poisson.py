@@ -12,17 +12,19 @@ from . import _kernels
 __all__ = ["inverse_laplacian"]
 
 
-def _neumann_eigenvalues(n):
-    r"""Eigenvalues :math:`4n^2\sin^2(\pi k/2n)` of minus the 1-D Neumann second difference
-    on ``n`` cells of width ``1/n``, for the DCT-II basis vectors ``k = 0..n-1``."""
-    return 4.0 * n * n * np.sin(np.pi * np.arange(n) / (2 * n)) ** 2
+def _neumann_eigenvalues(*shape):
+    r"""Eigenvalues of minus the Neumann Laplacian on a grid of ``shape`` (any number of
+    axes, cells of width :math:`1/n_a`) in the DCT-II basis:
+    :math:`\sum_a 4n_a^2\sin^2(\pi k_a/2n_a)`, an array of that shape."""
+    per_axis = (4.0 * n * n * np.sin(np.pi * np.arange(n) / (2 * n)) ** 2 for n in shape)
+    return functools.reduce(np.add.outer, per_axis)
 
 
 @functools.lru_cache(maxsize=16)
 def _inverse_eigenvalues(*shape):
     """Reciprocal eigenvalues of minus the Neumann Laplacian on a grid of ``shape`` (any
     number of axes) in the DCT-II basis; the constant mode gets 0."""
-    lam = functools.reduce(np.add.outer, map(_neumann_eigenvalues, shape))
+    lam = _neumann_eigenvalues(*shape)
     lam.flat[0] = np.inf
     inv = np.divide(1.0, lam, out=lam)  # (no second grid)
     inv.setflags(write=False)
@@ -35,7 +37,7 @@ def _neumann_pivots(*shape):
     ``shape``: shape ``(n0, m)``, for the ``m`` cells of a plane of the last axes (column 0,
     the singular constant mode, set to 0)."""
     n0, s = shape[0], float(shape[0]) ** 2
-    lam = functools.reduce(np.add.outer, map(_neumann_eigenvalues, shape[1:])).ravel()
+    lam = _neumann_eigenvalues(*shape[1:]).ravel()
     mult = np.empty((n0, lam.size))
     with np.errstate(divide="ignore"):  # (column 0 only)
         for i in range(n0):
