@@ -114,3 +114,46 @@ _kernels.sym(np.eye(2))
     lines = [line for line in run_python(code, tmp_path)[1] if "manifolds._kernels.sym" in line]
     assert lines[0].startswith("jitopt compiling jitopt.manifolds._kernels.sym")
     assert lines[1].startswith("jitopt compiled jitopt.manifolds._kernels.sym in ")
+
+
+def test_no_kernel_compiles_numpys_error_messages_or_its_solve(tmp_path):
+    # an array assigned to a slice (a[:, :p] = b, out[i] = f(x)) compiles NumPy's broadcast
+    # checks with their formatted messages, and Numba's np.linalg.solve compiles its copies
+    # with them: seconds of a first run each. The kernels that had them, compiled in an
+    # empty cache, must contain neither.
+    code = """
+import sys
+import numpy as np
+from numba.core.dispatcher import Dispatcher
+from jitopt.manifolds import _kernels as K, _stiefel
+from jitopt.transport import _kernels3d
+
+rng = np.random.default_rng(0)
+q = lambda n, p: np.linalg.qr(rng.standard_normal((n, p)))[0]
+x, y, u = q(6, 2), q(6, 2), 0.1 * rng.standard_normal((6, 2))
+K.cayley_retraction(x, u)
+K.cayley_retraction(q(3, 2), u[:3])
+K.orthogonal_cayley(q(3, 3), 0.1 * np.eye(3))
+_stiefel._cayley_left(q(3, 3), np.zeros((3, 3)))
+K.grassmann_log(x, y)
+K.principal_angles(x, y)
+s = np.eye(3) * 2.0
+K.spd_inner(s, np.eye(3), np.eye(3))
+K.spd_second_order_retraction(s, np.eye(3))
+K.batch_qr_retraction(np.stack([x, y]), np.stack([u, u]))
+K.batch_polar_retraction(np.stack([x, y]), np.stack([u, u]))
+K.batch_spd_exp(np.stack([s, s]), np.stack([s, s]))
+_kernels3d.legendre_3d(rng.standard_normal((4, 5, 3)), np.empty((4, 5, 3)))
+for name, module in list(sys.modules.items()):
+    if name.startswith("jitopt") and module is not None:
+        for key, obj in vars(module).items():
+            if isinstance(obj, Dispatcher):
+                for sig in obj.overloads:
+                    code = obj.inspect_llvm(sig)
+                    for mark in ("raise_with_shape_context", "solve_impl"):
+                        if mark in code:
+                            print(name + "." + key, mark)
+print("scanned")
+"""
+    lines = run_python(code, tmp_path)[0]
+    assert lines == ["scanned"]

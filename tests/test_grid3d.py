@@ -250,6 +250,7 @@ def test_one_specialisation_per_3d_kernel(tmp_path):
         "jitopt.transport.wdha(BarycenterProblem(A), maxiter=3, coarsest=8)",
         "pushforward_3d", cache_dir=tmp_path)
     assert "jitopt.transport._kernels3d._gradient_plane" in names
-    # a 3-D solve compiles the 3-D kernels and the 1-D Legendre transform, no 2-D kernel
+    # a 3-D solve compiles the 3-D kernels, the 1-D Legendre transform and the cell
+    # centres, no 2-D kernel
     assert {n for n in names if not n.startswith("jitopt.transport._kernels3d.")} == {
-        "jitopt.transport._kernels.legendre_line"}
+        "jitopt.transport._kernels.legendre_line", "jitopt.transport._kernels.centres"}

@@ -26,23 +26,11 @@ Integer parameters ``ip``: kind, learner, groups with a map (the others are sour
 block-diagonal maps (0/1), largest group, operator kind, weighting, round counter.
 """
 
-import ctypes
-
-import llvmlite.binding as ll
 import numpy as np
-from numba import config, njit, types
-from numba.extending import get_cython_function_address
+from numba import njit
 
+from .._lapack import dgesv  # (LAPACK's, cheaper to compile than np.linalg.solve)
 from ..problems import OP_AFFINE, normal_form_operator
-
-# LAPACK's dgesv from SciPy, called by symbol name (so the kernels stay cacheable): cheaper
-# to compile than Numba's np.linalg.solve, and faster on the small systems of the fixed points
-_DGESV = get_cython_function_address("scipy.linalg.cython_lapack", "dgesv")
-if config.DISABLE_JIT:  # the kernels as plain Python: the same call through ctypes
-    _dgesv = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 8)(_DGESV)
-else:
-    ll.add_symbol("jitopt_evi_dgesv", _DGESV)
-    _dgesv = types.ExternalFunction("jitopt_evi_dgesv", types.void(*([types.voidptr] * 8)))
 
 KIND_PRODUCT = 0
 KIND_BOX = 1
@@ -180,7 +168,7 @@ def fixed_point(K, c, u, delta, off, kind, blockdiag, W, iw, y):
             W[a, a] += 1.0
             y[lo + a] = (1.0 - delta) * c[lo + a] + delta * u[lo + a]
         iw[0], iw[1], iw[2], iw[3] = m, 1, d, m
-        _dgesv(iw[0:].ctypes, iw[1:].ctypes, W.ctypes, iw[2:].ctypes, iw[5:].ctypes,
+        dgesv(iw[0:].ctypes, iw[1:].ctypes, W.ctypes, iw[2:].ctypes, iw[5:].ctypes,
                y[lo:].ctypes, iw[3:].ctypes, iw[4:].ctypes)
         singular |= iw[4] != 0
     if kind == KIND_BOX:  # clip rounding errors into the domain

@@ -9,6 +9,8 @@ compiled loops (SERENA) and the kernels over k copies.
 import numpy as np
 from numba import njit
 
+from .._lapack import solve
+
 #: codes of :attr:`Manifold.kernel_code <jitopt.manifolds.Manifold.kernel_code>`: a manifold
 #: and retraction the compiled loop of the SERENA solvers handles
 SPHERE, STIEFEL, GRASSMANN, SPD_EXP = range(4)
@@ -124,15 +126,15 @@ def cayley_retraction(x, u):
     pu = u - 0.5 * (x @ (x.T @ u))
     if 2 * p >= n:  # the low-rank form is no cheaper: solve with W itself, (I - W/2) y = x + Wx/2
         w = pu @ x.T - x @ pu.T
-        return np.linalg.solve(np.eye(n) - 0.5 * w, x + 0.5 * (w @ x))
+        return solve(np.eye(n) - 0.5 * w, x + 0.5 * (w @ x))
     a = np.empty((n, 2 * p))
     b = np.empty((n, 2 * p))
-    a[:, :p] = pu
-    a[:, p:] = x
-    b[:, :p] = x
-    b[:, p:] = -pu
+    for i in range(n):  # (loops: slice assignments compile NumPy's broadcast errors)
+        for j in range(p):
+            a[i, j], a[i, p + j] = pu[i, j], x[i, j]
+            b[i, j], b[i, p + j] = x[i, j], -pu[i, j]
     m = np.eye(2 * p) - 0.5 * (b.T @ a)
-    return x + a @ np.linalg.solve(m, b.T @ x)
+    return x + a @ solve(m, b.T @ x)
 
 
 @njit(cache=True)
@@ -145,7 +147,7 @@ def orthogonal_cayley(x, u):
     """
     a = x.T @ u
     b = np.eye(x.shape[0]) + 0.25 * (a - a.T)
-    z = np.linalg.solve(b, np.ascontiguousarray(x.T))
+    z = solve(b, x.T)
     return 2.0 * z.T - x
 
 
@@ -163,7 +165,7 @@ def grassmann_log(x, y):
     """Horizontal u at x with exp_x(u) spanning span(y): u = Q atan(S) Vᵀ."""
     ytx = y.T @ x
     # (I - x xᵀ) y (xᵀy)⁻¹ = Q S Vᵀ; solve instead of inverting xᵀy
-    z = np.linalg.solve(ytx, (y - x @ (x.T @ y)).T).T
+    z = solve(ytx, (y - x @ (x.T @ y)).T).T
     q, s, vt = np.linalg.svd(z, full_matrices=False)
     return (q * np.arctan(s)) @ vt
 
@@ -177,8 +179,9 @@ def principal_angles(x, y):
     c = np.linalg.svd(x.T @ y)[1]  # cosines, descending
     s = np.linalg.svd(y - x @ (x.T @ y), full_matrices=False)[1][::-1]  # sines, ascending
     theta = np.arccos(np.minimum(c, 1.0))
-    small = c * c >= 0.5
-    theta[small] = np.arcsin(np.minimum(s[small], 1.0))
+    for i in range(theta.shape[0]):
+        if c[i] * c[i] >= 0.5:
+            theta[i] = np.arcsin(min(s[i], 1.0))
     return theta
 
 
@@ -241,15 +244,15 @@ def spd_transport(x, y, u):
 @njit(cache=True)
 def spd_inner(x, u, v):
     """tr(x⁻¹ u x⁻¹ v)."""
-    a = np.linalg.solve(x, u)
-    b = np.linalg.solve(x, v)
+    a = solve(x, u)
+    b = solve(x, v)
     return np.sum(a * b.T)
 
 
 @njit(cache=True)
 def spd_second_order_retraction(x, u):
     """x + u + ½ u x⁻¹ u, which stays positive definite for any symmetric u."""
-    return sym(x + u + 0.5 * (u @ np.linalg.solve(x, u)))
+    return sym(x + u + 0.5 * (u @ solve(x, u)))
 
 
 # -- k copies: the kernels above over a leading axis ----------------------------------
@@ -298,14 +301,19 @@ def batch_horizontal_projection(x, u):
 
 @njit(cache=True)
 def batch_qr_retraction(x, u):
-    k, n, p = x.shape
     out = np.empty_like(x)
-    for i in range(k):
-        q = qr_retraction(x[i], u[i])
-        for a in range(n):
-            for b in range(p):
-                out[i, a, b] = q[a, b]
+    for i in range(x.shape[0]):
+        _store(out, i, qr_retraction(x[i], u[i]))
     return out
+
+
+@njit(cache=True)
+def _store(out, i, a):
+    """``out[i] = a`` for a 2-D ``a``, as a loop: a slice assignment compiles NumPy's
+    broadcast checks and their error messages, seconds of a first run."""
+    for r in range(a.shape[0]):
+        for c in range(a.shape[1]):
+            out[i, r, c] = a[r, c]
 
 
 @njit(cache=True)
@@ -318,9 +326,9 @@ def batch_polar_retraction(x, u):
         y = x[i] + u[i]
         w, v = np.linalg.eigh(y.T @ y)
         if w[0] > 1e-2 * w[-1]:
-            out[i] = y @ ((v / np.sqrt(w)) @ v.T)
+            _store(out, i, y @ ((v / np.sqrt(w)) @ v.T))
         else:
-            out[i] = polar_retraction(x[i], u[i])
+            _store(out, i, polar_retraction(x[i], u[i]))
     return out
 
 
@@ -328,7 +336,7 @@ def batch_polar_retraction(x, u):
 def batch_spd_exp(x, u):
     out = np.empty_like(x)
     for i in range(x.shape[0]):
-        out[i] = spd_exp(x[i], u[i])
+        _store(out, i, spd_exp(x[i], u[i]))
     return out
 
 

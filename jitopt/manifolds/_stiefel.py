@@ -7,6 +7,7 @@ import scipy.linalg
 from numba import njit
 from scipy.linalg.lapack import dgeqrfp, dorgqr
 
+from .._lapack import solve
 from ..validation import as_c_float as _c, check_rng
 from . import _kernels as K
 
@@ -519,7 +520,7 @@ def _cayley_left(x, omega):
     """x (I - Ω/2)^-1 (I + Ω/2) = 2 x (I - Ω/2)^-1 - x for skew Ω, by one solve with
     (I - Ω/2)ᵀ = I + Ω/2."""
     b = np.eye(x.shape[0]) + 0.5 * omega
-    z = np.linalg.solve(b, np.ascontiguousarray(x.T))
+    z = solve(b, x.T)
     return 2.0 * z.T - x
 
 

@@ -53,6 +53,16 @@ def legendre_line(f, out, sign, hj, hx, hf, xs):
         out[k] = best
 
 
+@njit(**INNER)
+def centres(n):
+    """The cell centres ``(j + 1/2) / n`` of ``n`` cells on ``[0, 1]`` (a loop: ``np.arange``
+    would compile its own specialisation on a first run)."""
+    x = np.empty(n)
+    for j in range(n):
+        x[j] = (j + 0.5) / n
+    return x
+
+
 @njit(cache=True, nogil=True)
 def legendre_2d(f, out):
     """Separable 2-D discrete Legendre transform on the cell-centre grid: 1-D transforms of
@@ -64,10 +74,10 @@ def legendre_2d(f, out):
     n0, n1 = f.shape
     work = np.empty((3, max(n0, n1) + 1))
     unit = 1 if n1 > 0 else 2  # (always 1)
-    x1 = (np.arange(n1) + 0.5) / n1
+    x1 = centres(n1)
     for i in range(n0):  # the hull of a line is built before its transform is written
         legendre_line(f[i, ::unit], out[i, ::unit], 1.0, work[0], work[1], work[2], x1)
-    x0 = (np.arange(n0) + 0.5) / n0
+    x0 = centres(n0)
     for j in range(n1):
         legendre_line(out[:, j], out[:, j], -1.0, work[0], work[1], work[2], x0)
 

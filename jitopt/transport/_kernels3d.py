@@ -30,24 +30,33 @@ def legendre_3d(f, out):
     n0, n1, n2 = f.shape
     work = np.empty((3, max(n0, n1, n2) + 1))
     unit = 1 if n2 > 0 else 2  # (always 1: the rows get the strided lines' layout)
-    x2 = (np.arange(n2) + 0.5) / n2
+    x2 = _kernels.centres(n2)
     for i in range(n0):
         for j in range(n1):
             _kernels.legendre_line(f[i, j, ::unit], out[i, j, ::unit], 1.0,
                                    work[0], work[1], work[2], x2)
-    x1 = (np.arange(n1) + 0.5) / n1
+    x1 = _kernels.centres(n1)
     for i in range(n0):
         for k in range(n2):  # consecutive lines share their cache lines
             _kernels.legendre_line(out[i, :, k], out[i, :, k], -1.0,
                                    work[0], work[1], work[2], x1)
-    x0 = (np.arange(n0) + 0.5) / n0
-    plane = np.empty((n0, n2))
+    x0 = _kernels.centres(n0)
+    plane = np.empty((n0, n2))[::unit]  # (the layout of out[:, j, :]: one compile of the copy)
     for j in range(n1):
-        plane[:] = out[:, j, :]
+        _copy_plane(out[:, j, :], plane)
         for k in range(n2):
             _kernels.legendre_line(plane[:, k], plane[:, k], -1.0,
                                    work[0], work[1], work[2], x0)
-        out[:, j, :] = plane
+        _copy_plane(plane, out[:, j, :])
+
+
+@njit(**INNER)
+def _copy_plane(src, dst):
+    """``dst[:] = src`` for two 2-D arrays of one shape, as a loop: a slice assignment would
+    compile NumPy's broadcast checks and their error message, seconds of a first run."""
+    for i in range(src.shape[0]):
+        for k in range(src.shape[1]):
+            dst[i, k] = src[i, k]
 
 
 @njit(**INNER)
