@@ -436,3 +436,24 @@ def test_check_array():
         check_array("a", [1j])
     with pytest.raises(TypeError, match="a must be an array of real numbers"):
         check_array("a", ["x", "y"])
+
+
+@pytest.mark.parametrize("n, m", [(1, 1), (5, 3), (12, 1)])
+def test_compiled_solve_matches_numpy_and_leaves_its_inputs(n, m):
+    from jitopt._lapack import solve
+
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, n)) + n * np.eye(n)
+    b = np.asfortranarray(rng.standard_normal((n, m)))  # (any layout)
+    a0, b0 = a.copy(), b.copy()
+    x = solve(a, b)
+    assert np.allclose(a @ x, b, rtol=0, atol=1e-12 * np.abs(b).max())
+    assert np.allclose(x, np.linalg.solve(a, b), rtol=1e-12, atol=1e-14)
+    assert np.array_equal(a, a0) and np.array_equal(b, b0)
+
+
+def test_compiled_solve_raises_on_a_singular_matrix():
+    from jitopt._lapack import solve
+
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        solve(np.array([[1.0, 2.0], [2.0, 4.0]]), np.eye(2))

@@ -169,7 +169,7 @@ def fixed_point(K, c, u, delta, off, kind, blockdiag, W, iw, y):
             y[lo + a] = (1.0 - delta) * c[lo + a] + delta * u[lo + a]
         iw[0], iw[1], iw[2], iw[3] = m, 1, d, m
         dgesv(iw[0:].ctypes, iw[1:].ctypes, W.ctypes, iw[2:].ctypes, iw[5:].ctypes,
-               y[lo:].ctypes, iw[3:].ctypes, iw[4:].ctypes)
+              y[lo:].ctypes, iw[3:].ctypes, iw[4:].ctypes)
         singular |= iw[4] != 0
     if kind == KIND_BOX:  # clip rounding errors into the domain
         for a in range(d):
