@@ -157,3 +157,24 @@ print("scanned")
 """
     lines = run_python(code, tmp_path)[0]
     assert lines == ["scanned"]
+
+
+def test_a_first_spd_solve_compiles_no_manifold_kernel(tmp_path):
+    # one SPD matrix is handled by NumPy from Python: a first solve in an empty cache
+    # compiles none of the manifold kernels (they took 10-15 s) and finds the known
+    # minimiser of the squared distance to a point, the point itself
+    code = """
+import numpy as np, jitopt
+from jitopt.manifolds import SPD, _kernels
+M = SPD(3)
+a = np.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.2], [0.0, 0.2, 3.0]])
+def egrad(X):  # the Riemannian gradient -log_X(a) is X egrad X
+    return -np.linalg.solve(X, np.linalg.solve(X, M.log(X, a)).T)
+res = jitopt.minimize(jitopt.Problem(M, lambda X: 0.5 * M.dist(X, a) ** 2, egrad), np.eye(3))
+print(res.success, float(np.abs(res.x - a).max()))
+print(sorted(k for k, v in vars(_kernels).items() if getattr(v, "signatures", None)))
+"""
+    lines = run_python(code, tmp_path)[0]
+    success, err = lines[-2].split()
+    assert success == "True" and float(err) < 1e-6
+    assert lines[-1] == "[]"

@@ -3,7 +3,8 @@
 The Stiefel, Grassmann and orthogonal manifolds of one copy project and take the QR
 retraction with NumPy and LAPACK from Python (``_stiefel.py``): microseconds a call and
 nothing to compile on first use. The compiled projections and QR retraction here serve
-compiled loops (SERENA) and the kernels over k copies.
+compiled loops (SERENA) and the kernels over k copies. The SPD operations on one copy run
+the code of the kernels here by NumPy (``_spd.py``), for the same reason.
 """
 
 import numpy as np

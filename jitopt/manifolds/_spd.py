@@ -3,11 +3,18 @@
 import numpy as np
 import scipy.linalg
 
+from .._interpreted import interpreted
 from ..validation import as_c_float as _c, check_rng
 from . import _kernels as K
 from ._base import AmbientFrame, Manifold
 
 __all__ = ["SPD"]
+
+
+#: the kernels run by NumPy from Python, for the operations on one copy at a time: tens of
+#: microseconds a call, and nothing to compile on first use (compiling them took 10-15 s).
+#: The compiled kernels serve the exponential of k copies and the compiled loops.
+_NP = interpreted(K, solve=np.linalg.solve)
 
 
 def _t(a):
@@ -74,8 +81,8 @@ class SPD(Manifold):
 
     def inner_product(self, x, u, v):
         if self.k > 1:
-            return float(sum(K.spd_inner(*a) for a in zip(_c(x), _c(u), _c(v))))
-        return float(K.spd_inner(_c(x), _c(u), _c(v)))
+            return float(sum(_NP["spd_inner"](*a) for a in zip(_c(x), _c(u), _c(v))))
+        return float(_NP["spd_inner"](_c(x), _c(u), _c(v)))
 
     def projection(self, x, u):
         return 0.5 * (u + _t(u))
@@ -91,25 +98,32 @@ class SPD(Manifold):
     def retraction(self, x, u):
         if self.retraction_name == "exp":
             return self.exp(x, u)
+        return self._checked("spd_second_order_retraction", x=x, u=u)
+
+    def exp(self, x, u):
+        if self.k == 1:
+            return self._checked("spd_exp", x=x, u=u)
         try:
-            if self.k > 1:
-                y = np.stack([K.spd_second_order_retraction(*a) for a in zip(_c(x), _c(u))])
-            else:
-                y = K.spd_second_order_retraction(_c(x), _c(u))
+            y = K.batch_spd_exp(_c(x), _c(u))
         except np.linalg.LinAlgError:
             y = np.nan
         if not np.isfinite(y).all():
             self._refuse(x=x, u=u)
         return y
 
-    def exp(self, x, u):
+    def _checked(self, name, **arrays):
+        """The kernel ``name`` of :data:`_NP` on ``arrays`` (on each copy, the results
+        stacked), or the ValueError of :meth:`_refuse` when it fails or is not finite."""
+        f, args = _NP[name], [_c(a) for a in arrays.values()]
         try:
-            y = K.batch_spd_exp(_c(x), _c(u)) if self.k > 1 else K.spd_exp(_c(x), _c(u))
+            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+                out = (np.stack([f(*a) for a in zip(*args)]) if self.k > 1
+                       else np.asarray(f(*args)))
         except np.linalg.LinAlgError:
-            y = np.nan
-        if not np.isfinite(y).all():
-            self._refuse(x=x, u=u)
-        return y
+            out = np.nan
+        if not np.isfinite(out).all():
+            self._refuse(**arrays)
+        return out
 
     def _refuse(self, **arrays):
         """The ValueError naming the argument that is not finite, or not SPD, when a
@@ -132,40 +146,14 @@ class SPD(Manifold):
         return bool(np.allclose(a, _t(a), rtol=1e-8, atol=1e-12 * np.abs(a).max()))
 
     def log(self, x, y):
-        try:
-            if self.k > 1:
-                u = np.stack([K.spd_log(a, b) for a, b in zip(_c(x), _c(y))])
-            else:
-                u = K.spd_log(_c(x), _c(y))
-        except np.linalg.LinAlgError:
-            u = np.nan
-        if not np.isfinite(u).all():
-            self._refuse(x=x, y=y)
-        return u
+        return self._checked("spd_log", x=x, y=y)
 
     def dist(self, x, y):
-        try:
-            if self.k > 1:
-                d = float(np.sqrt(sum(K.spd_dist(a, b) ** 2 for a, b in zip(_c(x), _c(y)))))
-            else:
-                d = float(K.spd_dist(_c(x), _c(y)))
-        except np.linalg.LinAlgError:
-            d = np.nan
-        if not np.isfinite(d):
-            self._refuse(x=x, y=y)
-        return d
+        d = self._checked("spd_dist", x=x, y=y)
+        return float(np.sqrt(np.sum(d * d))) if self.k > 1 else float(d)
 
     def transport(self, x1, x2, u):
-        try:
-            if self.k > 1:
-                v = np.stack([K.spd_transport(*a) for a in zip(_c(x1), _c(x2), _c(u))])
-            else:
-                v = K.spd_transport(_c(x1), _c(x2), _c(u))
-        except np.linalg.LinAlgError:
-            v = np.nan
-        if not np.isfinite(v).all():
-            self._refuse(x1=x1, x2=x2, u=u)
-        return v
+        return self._checked("spd_transport", x1=x1, x2=x2, u=u)
 
     def random_point(self, rng=None):
         rng = check_rng(rng)

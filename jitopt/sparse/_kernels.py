@@ -5,10 +5,8 @@ Kept small for the compile time of a first call: each kernel is called with C-co
 float64 / int64 arrays only (one specialisation), helpers with one caller are inlined at
 compile time, and no kernel sorts with ``np.sort``, formats an error message or assigns an
 array to an array slice (each pulls seconds of Numba's library code into the compile).
-:func:`interpreted` gives the same functions uncompiled, for problems too small to repay
-a compile."""
-
-from types import FunctionType
+``jitopt._interpreted.interpreted`` gives the same functions uncompiled, for problems
+too small to repay a compile."""
 
 import numpy as np
 from numba import njit
@@ -349,18 +347,3 @@ def _worst_multiplier(Q, c, v, state, g, tol):
         if viol > worst:
             worst, release = viol, i
     return release
-
-
-def interpreted(*modules):
-    """The namespace of ``modules`` with each of their kernels replaced by its Python
-    function (``py_func``), rebound to this namespace so that the kernels call each other
-    uncompiled: the same operations, run by the interpreter, so the same results."""
-    names = {m.__name__ for m in modules}
-    ns = {}
-    for m in modules:
-        ns.update(vars(m))
-    for name, obj in list(ns.items()):
-        f = getattr(obj, "py_func", None)
-        if f is not None and f.__module__ in names:
-            ns[name] = FunctionType(f.__code__, ns, f.__name__, f.__defaults__, f.__closure__)
-    return ns

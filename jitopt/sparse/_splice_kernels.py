@@ -12,8 +12,9 @@ import sys
 import numpy as np
 from numba import njit
 
+from .._interpreted import interpreted
 from . import _kernels
-from ._kernels import box_qp, cholesky, cholesky_solve, free_qp, interpreted, top_k
+from ._kernels import box_qp, cholesky, cholesky_solve, free_qp, top_k
 
 _INF_BITS = 0x7FF0000000000000  # (the bits of +inf, as an int64)
 
