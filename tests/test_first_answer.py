@@ -149,9 +149,9 @@ for name, module in list(sys.modules.items()):
         for key, obj in vars(module).items():
             if isinstance(obj, Dispatcher):
                 for sig in obj.overloads:
-                    code = obj.inspect_llvm(sig)
+                    ir = obj.inspect_llvm(sig)
                     for mark in ("raise_with_shape_context", "solve_impl"):
-                        if mark in code:
+                        if mark in ir:
                             print(name + "." + key, mark)
 print("scanned")
 """

@@ -101,24 +101,21 @@ class SPD(Manifold):
         return self._checked("spd_second_order_retraction", x=x, u=u)
 
     def exp(self, x, u):
-        if self.k == 1:
-            return self._checked("spd_exp", x=x, u=u)
-        try:
-            y = K.batch_spd_exp(_c(x), _c(u))
-        except np.linalg.LinAlgError:
-            y = np.nan
-        if not np.isfinite(y).all():
-            self._refuse(x=x, u=u)
-        return y
+        return self._checked("spd_exp", K.batch_spd_exp, x=x, u=u)
 
-    def _checked(self, name, **arrays):
+    def _checked(self, name, batched=None, **arrays):
         """The kernel ``name`` of :data:`_NP` on ``arrays`` (on each copy, the results
-        stacked), or the ValueError of :meth:`_refuse` when it fails or is not finite."""
+        stacked; with several copies, the compiled kernel ``batched`` over all of them when
+        given), or the ValueError of :meth:`_refuse` when it fails or is not finite."""
         f, args = _NP[name], [_c(a) for a in arrays.values()]
         try:
             with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-                out = (np.stack([f(*a) for a in zip(*args)]) if self.k > 1
-                       else np.asarray(f(*args)))
+                if self.k == 1:
+                    out = np.asarray(f(*args))
+                elif batched is not None:
+                    out = batched(*args)
+                else:
+                    out = np.stack([f(*a) for a in zip(*args)])
         except np.linalg.LinAlgError:
             out = np.nan
         if not np.isfinite(out).all():
