@@ -37,6 +37,7 @@ def compile_kernels(methods=()):
     by default) into Numba's cache by running their tour entries; return the seconds it
     took. Kernels that a problem of another kind needs compile on its first use: to
     prepare an image for a given workload, run that workload once as well."""
+    from ._interpreted import always_compiled
     from .tour import ENTRY_OF
 
     names = [name.lower() for name in methods] or list(ENTRY_OF)
@@ -46,16 +47,17 @@ def compile_kernels(methods=()):
                          f"{', '.join(ENTRY_OF)}")
     entries = list(dict.fromkeys(ENTRY_OF[name] for name in names))
     start = time.perf_counter()
-    for entry in entries:
-        entry()
-    if "iht" in names:
-        _exchange_search()
+    with always_compiled():
+        for entry in entries:
+            entry()
+        if "iht" in names:
+            _exchange_search()
     return time.perf_counter() - start
 
 
 def _exchange_search():
-    """Compile the kernels of iht's exchange search, with and without bounds (the tour's
-    problem is small enough to run them interpreted)."""
+    """Compile the kernels of iht's exchange search without bounds (the tour's problem has
+    bounds) and with them."""
     import numpy as np
 
     from . import problems

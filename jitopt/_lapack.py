@@ -13,8 +13,10 @@ from numba import config, njit, types
 from numba.extending import get_cython_function_address
 
 _DGESV = get_cython_function_address("scipy.linalg.cython_lapack", "dgesv")
-if config.DISABLE_JIT:  # the kernels as plain Python: the same call through ctypes
-    dgesv = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 8)(_DGESV)
+#: the same function for kernels run as plain Python, through ctypes
+dgesv_ctypes = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 8)(_DGESV)
+if config.DISABLE_JIT:
+    dgesv = dgesv_ctypes
 else:
     ll.add_symbol("jitopt_dgesv", _DGESV)
     #: ``dgesv(n, nrhs, a, lda, ipiv, b, ldb, info)``, every argument a pointer (``.ctypes``):

@@ -106,6 +106,38 @@ def test_python_and_compiled_operators_agree_and_calls_are_counted():
     assert slow.gap == pytest.approx(fast.gap, abs=1e-12)
 
 
+def test_uncompiled_rounds_equal_compiled_bitwise(monkeypatch):
+    # small problems run the rounds' kernels uncompiled, a piece of rounds at a time, until
+    # they are compiled: the same operations, so the same rounds, mixtures and gaps, bit for
+    # bit (a box and a simplex with an affine operator, rock-paper-scissors' CE with the
+    # normal-form operator, each past one piece of rounds)
+    from jitopt.evi import _ggm, _kernels
+    from jitopt.games import NormalFormGame
+    from jitopt.problems import _vi
+
+    rng = np.random.default_rng(8)
+    A = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
+    solves = [lambda op=_nonmonotone(4, rng), dom=dom: evi(VIProblem(op, dom, dim=4), tol=1e-12,
+                                                            rng=3, maxiter=3 * _ggm._PIECE)
+              for dom in (Box(0.0, 1.0), Simplex())]
+    solves.append(lambda: NormalFormGame([A, -A]).correlated_equilibrium(tol=1e-4, rng=0))
+    runs = []
+    for uncompiled in (False, True):
+        def choose(kernel, work, u=uncompiled):
+            return _kernels.INTERPRETED[kernel.__name__] if u else kernel
+        monkeypatch.setattr(_kernels, "kernel", choose)
+        monkeypatch.setattr(_vi, "kernel_for", lambda kernel, ns, small, u=uncompiled:
+                            ns[kernel.__name__] if u else kernel)
+        out = []
+        for solve in solves:
+            res = solve()
+            out += [res.x, res.points, res.weights, res.gap, res.nit]
+        runs.append(out)
+    assert runs[0][-1] > _ggm._PIECE
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_same_seed_same_result_and_x0():
     rng = np.random.default_rng(7)
     problem = VIProblem(_nonmonotone(5, rng), Simplex(), dim=5)

@@ -103,6 +103,18 @@ def test_compile_command_fills_the_cache(tmp_path):
     assert run_python(code, tmp_path)[0][-1] == "0"
 
 
+def test_compile_command_compiles_what_small_problems_run_uncompiled(tmp_path):
+    # the tour's equilibrium is small enough to run its rounds uncompiled, but the command
+    # compiles them; a later first call then loads them from the cache
+    code = ("import jitopt.__main__ as m; m.main(['--compile', 'evi']); "
+            "from jitopt.evi import _kernels; print(len(_kernels.run_rounds.signatures))")
+    assert run_python(code, tmp_path)[0][-1] == "1"
+    code = ("import jitopt.tour, jitopt._interpreted as i; jitopt.tour.evi(); "
+            "from jitopt.evi import _kernels; print(i._spent, "
+            "sum(_kernels.run_rounds.stats.cache_hits.values()))")
+    assert run_python(code, tmp_path)[0][-1] == "0.0 1"
+
+
 def test_compilations_are_logged(tmp_path):
     # a kernel compiled (in an empty cache) is logged on the "jitopt" logger
     code = """
@@ -177,4 +189,37 @@ print(sorted(k for k, v in vars(_kernels).items() if getattr(v, "signatures", No
     lines = run_python(code, tmp_path)[0]
     success, err = lines[-2].split()
     assert success == "True" and float(err) < 1e-6
+    assert lines[-1] == "[]"
+
+
+def test_small_sparse_fits_and_equilibria_compile_no_kernel(tmp_path):
+    # on small problems the IHT loop with its step and oracle, the exchange search and the
+    # EVI rounds run their kernels uncompiled until compiled (they took 5-7 s each to
+    # compile): in an empty cache a first fit on the diabetes data, the tour's sparse entry
+    # and a first correlated equilibrium of rock-paper-scissors compile no kernel, and
+    # find the best 5-subset (by brute force), the best 3-subset NNLS and the uniform play
+    code = """
+import itertools, sys
+import numpy as np
+from numba.core.dispatcher import Dispatcher
+from sklearn.datasets import load_diabetes
+from jitopt.games import NormalFormGame
+from jitopt.sparse import IHTRegressor
+from jitopt.tour import sparse
+X, y = load_diabetes(return_X_y=True)
+model = IHTRegressor(5).fit(X, y)
+Xc, yc = X - X.mean(axis=0), y - y.mean()
+best = min(np.sum((yc - Xc[:, s] @ np.linalg.lstsq(Xc[:, s], yc, rcond=None)[0]) ** 2)
+           for s in map(list, itertools.combinations(range(10), 5)))
+mse = np.sum((y - model.predict(X)) ** 2)
+A = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
+res = NormalFormGame([A, -A]).correlated_equilibrium(tol=1e-4, rng=0)
+print(abs(mse - best) / best, sparse()[3], res.gap, np.abs(res.x - 1 / 3).max())
+print(sorted(name + "." + key for name, module in list(sys.modules.items())
+             if name.startswith("jitopt.") for key, obj in vars(module).items()
+             if isinstance(obj, Dispatcher) and obj.signatures))
+"""
+    lines = run_python(code, tmp_path)[0]
+    fit_gap, tour_gap, ce_gap, nash = map(float, lines[-2].split())
+    assert fit_gap < 1e-12 and tour_gap < 1e-12 and ce_gap <= 1e-4 and nash < 1e-3
     assert lines[-1] == "[]"

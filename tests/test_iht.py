@@ -309,23 +309,57 @@ def test_interpreted_exchange_search_and_refit_equal_compiled_bitwise(scenario, 
             np.testing.assert_array_equal(a, b)
 
 
-def test_small_searches_run_interpreted_while_the_budget_lasts(monkeypatch):
-    # a kernel neither compiled nor in Numba's cache runs interpreted for a small work
-    # until the interpreted calls have taken _BUDGET seconds; their time is counted
+def test_small_calls_run_uncompiled_while_the_budget_lasts(monkeypatch):
+    # a kernel neither compiled nor in Numba's cache runs uncompiled for a small work
+    # until the uncompiled calls have taken BUDGET seconds; their time is counted
     from types import SimpleNamespace
 
-    from jitopt.sparse import _refit
+    from jitopt import _interpreted
+    from jitopt.sparse._splice_kernels import INTERPRETED
 
     fresh = SimpleNamespace(__name__="free_qp", overloads={}, py_func=None)
-    monkeypatch.setattr(_refit, "_in_cache", lambda kernel: False)
-    monkeypatch.setattr(_refit, "_interpreted_seconds", 0.0)
-    assert _refit._kernel(fresh, _refit._INTERPRET + 1) is fresh
-    run = _refit._kernel(fresh, _refit._INTERPRET)
+    monkeypatch.setattr(_interpreted, "in_cache", lambda kernel: False)
+    monkeypatch.setattr(_interpreted, "_spent", 0.0)
+    assert _interpreted.kernel_for(fresh, INTERPRETED, False) is fresh
+    run = _interpreted.kernel_for(fresh, INTERPRETED, True)
     Q, v = np.array([[2.0, 0.0], [0.0, 4.0]]), np.zeros(2)
     assert run(Q, np.array([2.0, 4.0]), v) == pytest.approx(-3.0) and np.allclose(v, 1.0)
-    assert _refit._interpreted_seconds > 0.0
-    monkeypatch.setattr(_refit, "_interpreted_seconds", _refit._BUDGET)
-    assert _refit._kernel(fresh, 1) is fresh
+    assert _interpreted._spent > 0.0
+    monkeypatch.setattr(_interpreted, "_spent", _interpreted.BUDGET)
+    assert _interpreted.kernel_for(fresh, INTERPRETED, True) is fresh
+    fresh.overloads = {"compiled": None}  # compiled in this process
+    monkeypatch.setattr(_interpreted, "_spent", 0.0)
+    assert _interpreted.kernel_for(fresh, INTERPRETED, True) is fresh
+    fresh.overloads = {}
+    with _interpreted.always_compiled():
+        assert _interpreted.kernel_for(fresh, INTERPRETED, True) is fresh
+
+
+@pytest.mark.parametrize("constraint", [None, NonNegative(), Box(-0.4, 0.9), L2Ball(2.0)],
+                         ids=["free", "nonneg", "box", "l2"])
+def test_uncompiled_iht_loop_equals_compiled_bitwise(constraint, monkeypatch):
+    # on small problems the IHT loop, its step and the least-squares oracle run uncompiled
+    # until compiled: the same operations, so the same iterates and values, bit for bit
+    # (an L2 ball through the general projection)
+    from jitopt.problems import _sparse
+    from jitopt.sparse import _loops, _projection
+
+    rng = np.random.default_rng(41)
+    runs = []
+    for uncompiled in (False, True):
+        for module in (_sparse, _loops, _projection):
+            monkeypatch.setattr(module, "kernel_for", lambda kernel, ns, small,
+                                u=uncompiled: ns[kernel.__name__] if u else kernel)
+        rng = np.random.default_rng(41)
+        out = []
+        for _ in range(3):
+            X, y = correlated_instance(rng, n=40, p=15, k=4)
+            res = iht(least_squares(X, y), k=4, constraint=constraint, relax=1.5,
+                      maxiter=200)
+            out += [res.x, res.fun, res.nit, res.n_increases]
+        runs.append(out)
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_one_specialisation_of_the_compiled_exchange_search():
@@ -717,13 +751,16 @@ def test_same_seed_same_result_zeroth_order():
     assert a.nfev == b.nfev
 
 
-def test_one_specialisation_per_kernel_on_the_tour_and_a_regressor_fit():
+def test_one_specialisation_per_kernel_of_a_compiled_iht_loop():
+    # (a problem too large to run the loop uncompiled)
     from specialisations import assert_compiled_once
 
     assert_compiled_once(
-        "import jitopt.tour; from sklearn.datasets import load_diabetes; "
-        "from jitopt.sparse import IHTRegressor; jitopt.tour.sparse(); "
-        "IHTRegressor(5).fit(*load_diabetes(return_X_y=True))", "_steps")
+        "import jitopt; from jitopt.sets import NonNegative; from jitopt.sparse import "
+        "IHTRegressor; X, y, _ = jitopt.problems.sparse_regression_data(300, 200, 5, rng=0); "
+        "jitopt.sparse.iht(jitopt.problems.least_squares(X, y), k=5, "
+        "constraint=NonNegative(), selection='signed', relax=2.0); IHTRegressor(5).fit(X, y)",
+        "_steps")
 
 
 # -- the exchange round's pieces ----------------------------------------------------------

@@ -235,8 +235,9 @@ class EVIDomain:
         the perturbed solve of the compiled loop (one solve per diagonal block when
         ``blockdiag``); returns its residual."""
         d = self.dy
-        return _k.fixed_point(K, c, self.interior(), _k.DELTA, self.off, self.kind,
-                              blockdiag, np.empty((d, d)), np.empty(d + 5, np.int32), y)
+        return _k.kernel(_k.fixed_point, d * d)(
+            K, c, self.interior(), _k.DELTA, self.off, self.kind, blockdiag, np.empty((d, d)),
+            np.empty(d + 5, np.int32), y)
 
     # -- gaps ------------------------------------------------------------------------------
 

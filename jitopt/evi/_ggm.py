@@ -18,6 +18,7 @@ __all__ = ["RegretLearning", "Reweighting"]
 #: within this factor of ``tol`` (chosen on the defaults battery: 15 to 25 did as well, 10
 #: started too late on one game and 30 too early)
 EARLY_GAP = 20.0
+_PIECE = 100  # rounds per call of the uncompiled loop
 
 
 class _State:
@@ -98,6 +99,9 @@ class RegretLearning(Algorithm):
         self.problem, dom = problem, self.dom
         self.op_kind, *self.op_data = _structure(problem.operator)
         self.st = _State(dom, self.ce, self.learner, int(self.linear_weights), self.op_kind)
+        # the work of a round, which decides whether its kernels run compiled
+        self.work = self.st.Q.size + dom.dy * (dom.dy + dom.d) + sum(
+            np.size(a) for a in self.op_data)
         self.Ys, self.Fs, self.FXs = [], [], []
         self.ysum = np.zeros(dom.dy)  # the weighted sum of the iterates, for the mean
         self.fp_res = 0.0
@@ -129,7 +133,8 @@ class RegretLearning(Algorithm):
 
     def observe(self, y, fy):
         st = self.st
-        _k.observe(*st.learner_args(), st.loss, y, fy, st.M, st.Fbar, st.sacc)
+        _k.kernel(_k.observe, self.work)(*st.learner_args(), st.loss, y, fy, st.M, st.Fbar,
+                                         st.sacc)
 
     def step(self, s, budget):
         dom, st, nit = self.dom, self.st, s.nit
@@ -140,22 +145,27 @@ class RegretLearning(Algorithm):
         done = 0
         if nit == 0 and self.y0 is not None:
             # the first round plays y0 (the learners' first strategies are uniform)
-            _k.propose(*largs, st.K, st.c)
+            _k.kernel(_k.propose, self.work)(*largs, st.K, st.c)
             Yb[0] = self.y0
             Fb[0], FXb[0] = self.python_round(Yb[0], 1)
             self.observe(Yb[0], Fb[0])
             done = 1
         if self.op_kind != OP_EXTERNAL:
-            k = _k.run_rounds(nr - done, *largs, st.loss, st.K, st.c, st.u, _k.DELTA, dom.off,
-                              st.W, st.iw, dom.shift, dom.T, *self.op_data, st.M, st.Fbar,
-                              st.sacc, Yb[done:], Fb[done:], FXb[done:], rb[done:])
-            self.problem.counts.add(nfev=k + (k < nr - done))
-            if k < nr - done:
-                raise NonFiniteOracle(f"The oracle operator returned a non-finite value (NaN "
-                                      f"or inf) in round {nit + done + k + 1}")
+            while done < nr:
+                run_rounds = _k.kernel(_k.run_rounds, self.work)
+                # (uncompiled, a piece of rounds at a time: the budget is checked between)
+                m = nr - done if run_rounds is _k.run_rounds else min(nr - done, _PIECE)
+                k = run_rounds(m, *largs, st.loss, st.K, st.c, st.u, _k.DELTA, dom.off, st.W,
+                               st.iw, dom.shift, dom.T, *self.op_data, st.M, st.Fbar, st.sacc,
+                               Yb[done:], Fb[done:], FXb[done:], rb[done:])
+                self.problem.counts.add(nfev=k + (k < m))
+                if k < m:
+                    raise NonFiniteOracle(f"The oracle operator returned a non-finite value "
+                                          f"(NaN or inf) in round {nit + done + k + 1}")
+                done += m
         else:
             for r in range(done, nr):
-                _k.propose(*largs, st.K, st.c)
+                _k.kernel(_k.propose, self.work)(*largs, st.K, st.c)
                 rb[r] = dom.solve_fixed_point(st.K, st.c, bool(st.ip[_k.I_BLOCKDIAG]), Yb[r])
                 Fb[r], FXb[r] = self.python_round(Yb[r], nit + r + 1)
                 self.observe(Yb[r], Fb[r])

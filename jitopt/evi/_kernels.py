@@ -26,10 +26,13 @@ Integer parameters ``ip``: kind, learner, groups with a map (the others are sour
 block-diagonal maps (0/1), largest group, operator kind, weighting, round counter.
 """
 
+import sys
+
 import numpy as np
 from numba import njit
 
-from .._lapack import dgesv  # (LAPACK's, cheaper to compile than np.linalg.solve)
+from .._interpreted import interpreted, kernel_for
+from .._lapack import dgesv, dgesv_ctypes  # (LAPACK's, cheaper to compile than np.linalg.solve)
 from ..problems import OP_AFFINE, normal_form_operator
 
 KIND_PRODUCT = 0
@@ -244,3 +247,16 @@ def run_rounds(nrounds, ip, gstart, p, q, src, Q, P, S, aux, loss, K, c, u, delt
         for a in range(dx):
             FXv[r, a] = fx[a]
     return nrounds
+
+
+#: the kernels uncompiled (``dgesv`` through ctypes)
+INTERPRETED = interpreted(sys.modules[__name__], normal_form_operator, dgesv=dgesv_ctypes)
+#: rounds of at most this much work (experts, entries of the map and of the operator's
+#: data) run uncompiled (``jitopt._interpreted.kernel_for``), about 0.2 ms a round;
+#: compiling the kernels takes 5-7 s
+SMALL = 1_000
+
+
+def kernel(function, work):
+    """The kernel ``function``, or its uncompiled code for rounds of a small ``work``."""
+    return kernel_for(function, INTERPRETED, work <= SMALL)

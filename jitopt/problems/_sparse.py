@@ -4,6 +4,7 @@ row-wise losses of the generalized linear models."""
 import numpy as np
 
 from .._core.problem import FiniteSumProblem
+from .._interpreted import interpreted, kernel_for
 from ..validation import check_array, check_int, check_real, check_rng
 from ._sparse_kernels import least_squares_kernel
 
@@ -12,6 +13,9 @@ __all__ = ["least_squares", "sparse_regression_data", "LeastSquares"]
 _GRAM_BUDGET = 2 ** 24  # floats of cached Gram rows (128 MiB)
 _PERSIST = 2  # consecutive evaluations with j in the support before its Gram row is cached
 # (at least; the support size m when larger)
+#: problems with at most this many entries of X are ``small``
+_SMALL = 50_000
+_UNCOMPILED = interpreted(least_squares_kernel)
 
 
 def _real(name, a):
@@ -109,9 +113,16 @@ class LeastSquares(FiniteSumProblem):
         return (self.X, self.y, self._b, self._cache, self._slot, self._last, self._streak,
                 self._counter, _PERSIST)
 
+    @property
+    def small(self):
+        """Whether ``X`` has at most 50 000 entries: then the oracle and the solvers' loops
+        on it run their kernels uncompiled (below a millisecond an evaluation) until they
+        are compiled (``jitopt._interpreted.kernel_for``)."""
+        return self.X.size <= _SMALL
+
     def _full(self, w):
         w = np.ascontiguousarray(w, dtype=float)
-        return least_squares_kernel(w, *self.kernel_args)
+        return kernel_for(least_squares_kernel, _UNCOMPILED, self.small)(w, *self.kernel_args)
 
     def _cost_idx(self, w, idx):
         if idx.shape[0] == self.n_samples:  # the columns of the support only

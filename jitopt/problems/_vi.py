@@ -4,10 +4,13 @@ evaluates inside its compiled loop."""
 
 import numbers
 
+import sys
+
 import numpy as np
 from numba import njit
 
 from .._core.problem import BaseProblem
+from .._interpreted import interpreted, kernel_for
 from .._core.result import OracleError
 from ..sets import ConvexSet, Polytope, ProductOfSimplices, Simplex
 from ..validation import check_array
@@ -140,7 +143,8 @@ class NormalFormOperator:
         if not np.all(np.isfinite(x)):
             raise ValueError("x contains NaN or inf")
         out = np.empty(self.dim)
-        normal_form_operator(self.U, self.offsets, x, out)
+        kernel_for(normal_form_operator, _UNCOMPILED, self.U.size <= _SMALL)(
+            self.U, self.offsets, x, out)
         return out
 
     def kernel_args(self):
@@ -245,3 +249,9 @@ class VIProblem(BaseProblem):
 
     def __repr__(self):
         return f"VIProblem(dim={self.dim}, domain={self.domain!r})"
+
+
+#: games of at most this many payoff entries evaluate the operator uncompiled
+#: (``jitopt._interpreted.kernel_for``) until it is compiled
+_SMALL = 1_000
+_UNCOMPILED = interpreted(sys.modules[__name__])

@@ -215,11 +215,11 @@ def iht(problem, x0=None, *, k, constraint=None, variant="deterministic",
     refit_maxiter : int
         Iterations of the refit at most.
     jit : {"auto", False}
-        ``"auto"`` runs the iteration in Numba for the built-in least-squares problem
-        (:func:`jitopt.problems.least_squares`) with the deterministic variant, taking the
-        same steps as the Python loop (the Python loop pays a few microseconds per
-        iteration, which dominates on small data); ``False`` always runs the Python loop.
-        ``result.loop`` says which ran (``"numba"`` or ``"python"``).
+        ``"auto"`` runs the iteration in a Numba kernel for the built-in least squares
+        (:func:`jitopt.problems.least_squares`) with the deterministic variant: the Python
+        loop's steps without its microseconds per iteration (uncompiled at first on a
+        ``small`` problem); ``False`` always runs the Python loop. ``result.loop`` says
+        which ran (``"numba"``, the kernel, or ``"python"``).
     maxiter : int
         Iterations at most (``Status.MAXITER``); the runs at ``k`` after a relaxed run
         have the same limit, and their iterations are added to ``nit``.

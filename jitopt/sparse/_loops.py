@@ -11,7 +11,9 @@ from numba import njit
 
 from .._core.result import NonFiniteOracle, Status
 from .._core.stopping import verdict
+from .._interpreted import interpreted, kernel_for
 from ..problems import least_squares_kernel
+from ..sets import project
 from .._core.line_search import backtracking
 from ._kernels import iht_step
 
@@ -20,7 +22,7 @@ __all__ = ["python_step", "CompiledSteps"]
 _STEP_GROWTH = 1.25  # backtracking: growth of the step after one accepted at once
 _CONTRACTION = 0.5
 _RUNNING, _CONVERGED, _SMALL_STEP, _NONFINITE = 0, 1, 2, 3
-_CHUNK = 32  # Numba iterations between two checks of max_time
+_CHUNK = 32  # iterations between two checks of max_time (uncompiled: of the budget)
 
 
 def _converged(move, wnorm, loop_tol):
@@ -160,11 +162,12 @@ class CompiledSteps:
 
     def __call__(self, alg, s, budget):
         op, problem, best, nit = alg.op, alg.oracle.problem, self.best, s.nit
+        steps = kernel_for(_steps, INTERPRETED, problem.small)
         n_steps = 1 if budget.per_iterate else budget.iterations(s)
-        if not budget.per_iterate and budget.seconds() < np.inf:
+        if not budget.per_iterate and (budget.seconds() < np.inf or steps is not _steps):
             n_steps = min(n_steps, _CHUNK)
         best[1] -= nit  # iterations counted from this chunk
-        (code, done, w, f, g, eta, eta_used, move, wnorm, increases, calls) = _steps(
+        (code, done, w, f, g, eta, eta_used, move, wnorm, increases, calls) = steps(
             *op.args, op.forced, op.k, op.rule, op.p, *problem.kernel_args, s.x, s.fun, s.g, s.eta,
             alg.backtrack, alg.min_step, alg.loop_tol, n_steps, best, self.best_w,
             self.best_g)
@@ -184,3 +187,7 @@ class CompiledSteps:
         elif code == _SMALL_STEP:
             s.verdict = verdict(Status.SMALL_STEP, s)
         return None
+
+
+#: the kernels of the loop uncompiled
+INTERPRETED = interpreted(sys.modules[__name__], iht_step, least_squares_kernel, project)

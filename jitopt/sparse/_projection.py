@@ -4,9 +4,15 @@ the constraint and selection checks, and the operator the solver applies."""
 
 import numpy as np
 
+from .._interpreted import kernel_for
 from ..validation import check_array, check_choice, check_int
 from ..sets import Box, ConvexSet, NonNegative, project
 from ._kernels import SELECTIONS, iht_step
+from ._loops import INTERPRETED
+
+#: the step runs uncompiled until compiled on at most this many coordinates (about 20 ms
+#: a step uncompiled)
+SMALL_P = 50_000
 
 __all__ = ["two_step_projection", "hard_threshold", "check_constraint", "resolve_selection",
            "check_always_select", "TwoStep"]
@@ -108,8 +114,8 @@ class TwoStep:
         z = np.ascontiguousarray(z, dtype=float)
         out = np.empty_like(z)
         # the step from z with a zero gradient: one compiled kernel for both
-        iht_step(*self.args, self.forced, z, np.zeros_like(z), 0.0, self.k if k is None else k, self.rule,
-                 self.p, out)
+        self._step_kernel()(*self.args, self.forced, z, np.zeros_like(z), 0.0,
+                            self.k if k is None else k, self.rule, self.p, out)
         return out
 
     def step(self, w, g, eta):
@@ -117,9 +123,15 @@ class TwoStep:
         ``w+ = 2SP(w - eta g)`` (a plain gradient step on the free coordinates)."""
         w = np.ascontiguousarray(w, dtype=float)
         out = np.empty_like(w)
-        gdw, dw2, wnorm, same = iht_step(*self.args, self.forced, w, np.ascontiguousarray(g, float),
-                                         eta, self.k, self.rule, self.p, out)
+        gdw, dw2, wnorm, same = self._step_kernel()(
+            *self.args, self.forced, w, np.ascontiguousarray(g, float), eta, self.k, self.rule,
+            self.p, out)
         return out, gdw, dw2, wnorm, same
+
+    def _step_kernel(self):
+        """:func:`iht_step`, uncompiled for at most :data:`SMALL_P` coordinates
+        (``jitopt._interpreted.kernel_for``)."""
+        return kernel_for(iht_step, INTERPRETED, self.p <= SMALL_P)
 
     def restricted(self, z, support):
         """Projection onto :math:`\\{x \\in \\Gamma : \\operatorname{supp} x \\subseteq S\\}`

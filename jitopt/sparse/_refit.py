@@ -1,13 +1,11 @@
 r"""Refits on a fixed support and the exchange search over supports (least squares in a
 box), the post-processing steps of :func:`jitopt.sparse.iht`."""
 
-import functools
 import math
-import os
-import time
 
 import numpy as np
 
+from .._interpreted import kernel_for
 from ..sets import project
 from ._glm import _largest, newton_refit
 from ._kernels import box_qp, free_qp
@@ -16,47 +14,20 @@ from ._projection import check_always_select
 
 __all__ = ["exchange_search", "refit_on_support", "search_from"]
 
-#: the exchange search and the box refit run their kernels interpreted (the same
-#: operations, so the same results) until these are compiled or found in Numba's cache: for
-#: calls of at most this work (about 12 ms a round of the search interpreted) while the
-#: interpreted calls of the process have taken less than ``_BUDGET`` seconds of CPU in all;
-#: compiling the kernels takes 3-5 s of CPU, more than a whole cross-validated fit on a
-#: small data set takes interpreted
+#: the exchange search and the box refit run their kernels uncompiled
+#: (``jitopt._interpreted.kernel_for``) for calls of at most this work (about 12 ms a
+#: round of the search uncompiled): compiling them takes 3-5 s of CPU, more than a whole
+#: cross-validated fit on a small data set takes uncompiled
 _INTERPRET = 200_000
-_BUDGET = 1.0
-_interpreted_seconds = 0.0
 #: the rows of X^T X/n for this many next-best additions are computed with those of a
 #: support filled up (in the same product: one pass over X instead of one per row)
 _AHEAD = 16
 
 
 def _kernel(kernel, work):
-    """``kernel``, or its interpreted version for a small ``work`` (``k (10 p + k n)`` for
-    an exchange search, ``k^3`` for a box refit) while the budget lasts, when the kernel is
-    neither compiled or loaded in this process nor in Numba's cache (a plain function when
-    the JIT is disabled)."""
-    if (work > _INTERPRET or not hasattr(kernel, "py_func") or kernel.overloads
-            or _interpreted_seconds >= _BUDGET or _in_cache(kernel)):
-        return kernel
-    return functools.partial(_timed, INTERPRETED[kernel.__name__])
-
-
-def _timed(function, *args):
-    """``function(*args)``, its CPU time added to ``_interpreted_seconds``."""
-    global _interpreted_seconds
-    start = time.process_time()
-    try:
-        return function(*args)
-    finally:
-        _interpreted_seconds += time.process_time() - start
-
-
-def _in_cache(kernel):
-    """Whether Numba's cache holds ``kernel`` from an earlier process (its index file): then
-    a call loads it rather than compiles it."""
-    index = getattr(getattr(getattr(kernel, "_cache", None), "_cache_file", None),
-                    "_index_path", None)
-    return index is not None and os.path.exists(index)
+    """``kernel``, or its uncompiled code for a small ``work`` (``k (10 p + k n)`` for an
+    exchange search, ``k^3`` for a box refit)."""
+    return kernel_for(kernel, INTERPRETED, work <= _INTERPRET)
 
 
 def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200, always_select=None):
