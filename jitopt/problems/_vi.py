@@ -3,15 +3,14 @@ domain :math:`X` (a set of :mod:`jitopt.sets`), and the structured operators the
 evaluates inside its compiled loop."""
 
 import numbers
-
 import sys
 
 import numpy as np
 from numba import njit
 
 from .._core.problem import BaseProblem
-from .._interpreted import interpreted, kernel_for
 from .._core.result import OracleError
+from .._interpreted import interpreted, kernel_for
 from ..sets import ConvexSet, Polytope, ProductOfSimplices, Simplex
 from ..validation import check_array
 
