@@ -223,3 +223,14 @@ print(sorted(name + "." + key for name, module in list(sys.modules.items())
     fit_gap, tour_gap, ce_gap, nash = map(float, lines[-2].split())
     assert fit_gap < 1e-12 and tour_gap < 1e-12 and ce_gap <= 1e-4 and nash < 1e-3
     assert lines[-1] == "[]"
+
+
+def test_a_box_constrained_online_dca_compiles_no_projection(tmp_path):
+    # the subproblem's projection is a clip on a box, decided at compile time, and the
+    # start's projection runs uncompiled: the tour's online DCA (a box) compiles no
+    # projection kernel (0.6 s of its first run) and reaches its known limit
+    from specialisations import specialisations
+
+    counts = specialisations("from jitopt import tour; assert tour.dc()[3] < 1e-2", tmp_path)
+    assert any(name.endswith("solve_prox_subproblem") for name in counts), counts
+    assert not any(name.endswith(".project") for name in counts), counts

@@ -199,6 +199,26 @@ def test_family_kernel_args_project_like_the_general_form(cset):
         np.testing.assert_array_equal(out, cset.project(z))
 
 
+@pytest.mark.parametrize("cset", [NonNegative(), Box(*BOUNDS), L1Ball(0.9), L2Ball(0.7),
+                                  Simplex(1.0), L1Ball(1.2) & L2Ball(0.8),
+                                  GroupNormBall(GROUPS, 0.8),
+                                  LInfBall(0.4) & GroupNormBall(GROUPS, 1.0)], ids=repr)
+def test_uncompiled_projection_equals_compiled_bitwise(cset, monkeypatch):
+    # a set's project runs the kernel uncompiled in few dimensions until compiled: the same
+    # operations, so the same point, bit for bit
+    from jitopt.sets import _sets
+
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        z = 2 * rng.standard_normal(D)
+        runs = []
+        for uncompiled in (False, True):
+            monkeypatch.setattr(_sets, "kernel_for", lambda kernel, ns, small,
+                                u=uncompiled: ns[kernel.__name__] if u else kernel)
+            runs.append(cset.project(z))
+        np.testing.assert_array_equal(*runs)
+
+
 SUPPORT_PRESERVING = [Box(*BOUNDS), NonNegative(), LInfBall(0.5), L2Ball(0.7), L1Ball(1.3),
                       CappedSimplex(1.1), GroupNormBall(GROUPS, 1.2),
                       GroupNormBall(GROUPS, 0.5, q=np.inf), NonNegative() & L2Ball(1.0),

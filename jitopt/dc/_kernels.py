@@ -77,10 +77,10 @@ def _loss_prox(code, v, b, tau, delta):
 
 
 @njit(cache=True)
-def prox_point(z, lam_mu, lo, hi, fpar, ipar, groups, idx, box_only, tmp, x):
+def prox_point(z, lam_mu, lo, hi, fpar, ipar, groups, idx, tmp, x):
     """x <- Pi_C(S_{lam_mu}(z)), the proximal point of lam ||.||_1 + i_C (see the module)."""
     p = z.shape[0]
-    if box_only:
+    if fpar is None:  # a box (decided at compile time: the projection is not compiled)
         for j in range(p):
             v = z[j]
             v = np.sign(v) * max(abs(v) - lam_mu, 0.0)
@@ -136,7 +136,7 @@ def _certificate(A, b, code, delta, lam, y, xt, mu, u, x):
 
 @njit(cache=True)
 def solve_prox_subproblem(A, b, code, delta, lam, y, xt, mu, lo, hi, fpar, ipar, groups,
-                          box_only, idx, tol, max_epochs, x):
+                          idx, tol, max_epochs, x):
     """Solve the subproblem of the module docstring; write the solution into ``x``
     (``idx = arange(p)``, the coordinates handed to the projection).
 
@@ -163,7 +163,7 @@ def solve_prox_subproblem(A, b, code, delta, lam, y, xt, mu, lo, hi, fpar, ipar,
         for j in range(p):
             z[j] -= c * A[i, j]
     lam_mu = lam / mu
-    prox_point(z, lam_mu, lo, hi, fpar, ipar, groups, idx, box_only, tmp, x)
+    prox_point(z, lam_mu, lo, hi, fpar, ipar, groups, idx, tmp, x)
     gap = np.inf
     primal = np.inf
     epochs = 0
@@ -194,7 +194,7 @@ def solve_prox_subproblem(A, b, code, delta, lam, y, xt, mu, lo, hi, fpar, ipar,
                     moved = max(moved, abs(c) * np.sqrt(sq[i]))
                     for j in range(p):  # z <- z - c a_i and x <- x(z)
                         z[j] -= c * A[i, j]
-                    prox_point(z, lam_mu, lo, hi, fpar, ipar, groups, idx, box_only, tmp, x)
+                    prox_point(z, lam_mu, lo, hi, fpar, ipar, groups, idx, tmp, x)
                 if sweep == 0 and (du != 0.0 or _interior(code, u[i], b[i], delta)):
                     active[keep] = i
                     keep += 1

@@ -60,7 +60,6 @@ class ProxSubproblem:
         self.max_epochs = int(max_epochs)
         constraint = Box() if problem.constraint is None else problem.constraint
         self._set_args = constraint.kernel_args(problem.dim)
-        self._box_only = self._set_args[2] is None
         self._idx = np.arange(problem.dim)
         simplex = self._set_args[3][1] == 1
         self.has_numba_solver = problem.convex is None and not (simplex and problem.lam_g > 0)
@@ -88,8 +87,7 @@ class ProxSubproblem:
             x = np.empty(problem.dim)
             gap, val, _ = _k.solve_prox_subproblem(
                 A, b, problem.loss_code, problem.huber_delta, problem.lam_g, y, xt, float(mu),
-                lo, hi, fpar, ipar, groups, self._box_only, self._idx, self.tol,
-                self.max_epochs, x)
+                lo, hi, fpar, ipar, groups, self._idx, self.tol, self.max_epochs, x)
             return x, gap, val
         return self._cvx_solve(batch_g, xt, y, mu)
 

@@ -5,8 +5,14 @@ import numbers
 
 import numpy as np
 
+from .._interpreted import interpreted, kernel_for
 from ..validation import as_array, check_array, check_real
 from ._kernels import project
+
+#: :meth:`ConvexSet.project` runs the projection uncompiled in at most this many dimensions
+#: until it is compiled (``jitopt._interpreted.kernel_for``)
+_SMALL = 1_000
+_UNCOMPILED = interpreted(project)
 
 __all__ = ["ConvexSet", "Box", "NonNegative", "LInfBall", "L1Ball", "L2Ball", "CappedSimplex",
            "Simplex", "GroupNormBall", "Intersection"]
@@ -264,7 +270,8 @@ class ConvexSet:
         x = self._vector(x)
         d = x.shape[0]
         out = np.empty(d)
-        project(*self.kernel_args(d), np.arange(d, dtype=np.int64), x, out)
+        kernel_for(project, _UNCOMPILED, d <= _SMALL)(*self.kernel_args(d),
+                                                      np.arange(d, dtype=np.int64), x, out)
         return out
 
     def contains(self, x, tol=1e-9):
