@@ -344,7 +344,6 @@ def test_uncompiled_iht_loop_equals_compiled_bitwise(constraint, monkeypatch):
     from jitopt.problems import _sparse
     from jitopt.sparse import _loops, _projection
 
-    rng = np.random.default_rng(41)
     runs = []
     for uncompiled in (False, True):
         for module in (_sparse, _loops, _projection):
