@@ -106,6 +106,19 @@ def test_python_and_compiled_operators_agree_and_calls_are_counted():
     assert slow.gap == pytest.approx(fast.gap, abs=1e-12)
 
 
+def test_fixed_point_of_an_empty_system_is_exact():
+    # an EVI over a 0-dimensional box solves a system of size 0: LAPACK wants leading
+    # dimensions of at least 1 even then (else it prints that an argument is illegal, and
+    # the solve counted as singular, with an infinite residual)
+    from jitopt.evi import _kernels
+
+    for fixed_point in (_kernels.fixed_point, _kernels.INTERPRETED["fixed_point"]):
+        for kind in (_kernels.KIND_BOX, _kernels.KIND_PRODUCT):
+            y = np.empty(0)
+            assert fixed_point(np.empty((0, 0)), y, y, _kernels.DELTA, np.zeros(2, np.int64),
+                               kind, False, np.empty((0, 0)), np.empty(5, np.int32), y) == 0.0
+
+
 def test_uncompiled_rounds_equal_compiled_bitwise(monkeypatch):
     # small problems run the rounds' kernels uncompiled, a piece of rounds at a time, until
     # they are compiled: the same operations, so the same rounds, mixtures and gaps, bit for

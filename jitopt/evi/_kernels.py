@@ -170,7 +170,7 @@ def fixed_point(K, c, u, delta, off, kind, blockdiag, W, iw, y):
                 W[b, a] = -(1.0 - delta) * K[lo + a, lo + b]
             W[a, a] += 1.0
             y[lo + a] = (1.0 - delta) * c[lo + a] + delta * u[lo + a]
-        iw[0], iw[1], iw[2], iw[3] = m, 1, d, m
+        iw[0], iw[1], iw[2], iw[3] = m, 1, max(d, 1), max(m, 1)  # (LAPACK: lda, ldb >= 1)
         dgesv(iw[0:].ctypes, iw[1:].ctypes, W.ctypes, iw[2:].ctypes, iw[5:].ctypes,
               y[lo:].ctypes, iw[3:].ctypes, iw[4:].ctypes)
         singular |= iw[4] != 0
