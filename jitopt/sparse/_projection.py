@@ -12,7 +12,7 @@ from ._loops import INTERPRETED
 
 #: the step runs uncompiled until compiled on at most this many coordinates (about 20 ms
 #: a step uncompiled)
-SMALL_P = 50_000
+_SMALL = 50_000
 
 __all__ = ["two_step_projection", "hard_threshold", "check_constraint", "resolve_selection",
            "check_always_select", "TwoStep"]
@@ -129,9 +129,9 @@ class TwoStep:
         return out, gdw, dw2, wnorm, same
 
     def _step_kernel(self):
-        """:func:`iht_step`, uncompiled for at most :data:`SMALL_P` coordinates
+        """:func:`iht_step`, uncompiled for at most ``_SMALL`` coordinates
         (``jitopt._interpreted.kernel_for``)."""
-        return kernel_for(iht_step, INTERPRETED, self.p <= SMALL_P)
+        return kernel_for(iht_step, INTERPRETED, self.p <= _SMALL)
 
     def restricted(self, z, support):
         """Projection onto :math:`\\{x \\in \\Gamma : \\operatorname{supp} x \\subseteq S\\}`

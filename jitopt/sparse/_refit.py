@@ -18,7 +18,7 @@ __all__ = ["exchange_search", "refit_on_support", "search_from"]
 #: (``jitopt._interpreted.kernel_for``) for calls of at most this work (about 12 ms a
 #: round of the search uncompiled): compiling them takes 3-5 s of CPU, more than a whole
 #: cross-validated fit on a small data set takes uncompiled
-_INTERPRET = 200_000
+_SMALL = 200_000
 #: the rows of X^T X/n for this many next-best additions are computed with those of a
 #: support filled up (in the same product: one pass over X instead of one per row)
 _AHEAD = 16
@@ -27,7 +27,7 @@ _AHEAD = 16
 def _kernel(kernel, work):
     """``kernel``, or its uncompiled code for a small ``work`` (``k (10 p + k n)`` for an
     exchange search, ``k^3`` for a box refit)."""
-    return kernel_for(kernel, INTERPRETED, work <= _INTERPRET)
+    return kernel_for(kernel, INTERPRETED, work <= _SMALL)
 
 
 def exchange_search(problem, x, k, lower, upper, max_swap=5, maxiter=200, always_select=None):
