@@ -158,7 +158,20 @@ def tables(grids, repeats=3, only=""):
             print(f"\n{label}, {n}^3 (median time of {repeats if n <= 64 else 1} runs; "
                   f"load average {', '.join(f'{v:.2f}' for v in os.getloadavg())})",
                   flush=True)
-            print_table(columns, accuracy_rows(n, fixture, repeats, methods))
+            rows = accuracy_rows(n, fixture, repeats, methods)
+            print_table(columns, rows)
+            if fixture is four_balls and n >= 128:
+                targets(rows)
+
+
+def targets(rows):
+    """The targets of 3-D barycenters on the four balls at 128^3 and above, per method:
+    under 60 s, and a peak memory within 3 times the inputs' size (the problem's normalised
+    copy counted)."""
+    for name, wall, _, peak, *_ in rows:
+        print(f"target {name}: time {wall:.1f} s {'<=' if wall <= 60 else '>'} 60 s "
+              f"({'PASS' if wall <= 60 else 'FAIL'}); peak memory {peak:.2f} x the inputs "
+              f"({'PASS' if peak <= 3 else 'FAIL'} against 3 x)")
 
 
 def main(argv=None):
