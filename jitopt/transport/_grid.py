@@ -323,7 +323,7 @@ class BackAndForth(Algorithm):
 
     def step(self, s, budget):
         phi, psi, a, b, rho = self.phi, self.psi, self.a, self.b, self.rho
-        s.before, err = s.fun, []
+        s.before, err, s.promised = s.fun, [], 0.0
         for (pot, conj, mine, other) in ((phi, psi, a, b), (psi, phi, b, a)):
             _nd.push(other, conj, rho, 64, 1.0, False)
             rho -= mine
@@ -333,6 +333,7 @@ class BackAndForth(Algorithm):
             _nd.legendre(pot, conj)
             _nd.legendre(conj, pot)
             value = _nd.dual(phi, psi, a, b)
+            s.promised = max(s.promised, s.sigma * gs)
             s.sigma = _armijo(s.sigma, value - s.fun, gs)
             s.fun = value
             err.append(gs)
@@ -348,13 +349,17 @@ class BackAndForth(Algorithm):
 
 class DualSettled(Criterion):
     """``CONVERGED`` once an iteration changed the dual value by at most ``stopThr`` times
-    its magnitude."""
+    its magnitude, unless its steps promised more than a tenth of that magnitude (to first
+    order, the step size times the squared residual): a dual value that stands still
+    although the steps promise that much is a step too large for the grid, which the
+    Legendre transforms undo, not a maximum; the step size then goes on shrinking."""
 
     def __init__(self, stopThr):
         self.stopThr = stopThr
 
     def __call__(self, s, watch):
-        if s.nit and abs(s.fun - s.before) <= self.stopThr * abs(s.fun):
+        if (s.nit and abs(s.fun - s.before) <= self.stopThr * abs(s.fun)
+                and not s.promised > 0.1 * abs(s.fun) > 0.0):
             return Status.CONVERGED, "The dual value settled."
         return None
 
@@ -394,9 +399,12 @@ def wasserstein2_grid(a, b, numItermax=200, stopThr=1e-8, sigma=None, verbose=Fa
         discretisation floor instead of reaching zero.)
     sigma : float, optional
         Initial step size (default :math:`4/\max(a, b)` for densities of mean one). A step
-        with which the iterations stall at a dual value no higher than at the start (too
-        small to move the potentials, or so large that they jam), or reach one above the
-        largest possible value, is refused: a ``ValueError`` naming ``sigma``.
+        too large for the grid, whose updates the Legendre transforms undo, leaves the dual
+        value standing although it promises more: the step then shrinks until the
+        iterations move again (not taken for convergence). A step with which the iterations
+        stall at a dual value no higher than at the start (too small to move the
+        potentials, or too large to shrink back in ``numItermax`` iterations), or reach one
+        above the largest possible value, is refused: a ``ValueError`` naming ``sigma``.
     verbose : bool, default False
         Print the dual value and residuals every 10 iterations.
     log : bool, default False
