@@ -359,7 +359,7 @@ class DualSettled(Criterion):
 
     def __call__(self, s, watch):
         if (s.nit and abs(s.fun - s.before) <= self.stopThr * abs(s.fun)
-                and not s.promised > 0.1 * abs(s.fun) > 0.0):
+                and not (s.fun != 0.0 and s.promised > 0.1 * abs(s.fun))):
             return Status.CONVERGED, "The dual value settled."
         return None
 
