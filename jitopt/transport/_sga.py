@@ -150,9 +150,8 @@ def sga(problem, x0=None, *, variant="sharp", step=None, schedule=None, maxiter=
     Inputs with zero weight are not touched. The 1 % tolerance of the step guard accepts
     the small decreases that occur near the optimum, where the pushforward is not the exact
     supergradient of the discrete dual. SGA takes a quarter to two fifths of
-    :func:`wdha`'s time and is less close on most of the measured inputs (on four balls at
-    :math:`128^3`, two threads: 45 s against 127 s, covariance error 0.29 against
-    0.09 %), so ``wdha`` is the default. See :doc:`/theory/wdha`.
+    :func:`wdha`'s time and is less close on most of the measured inputs, so ``wdha`` is
+    the default. See :doc:`/theory/wdha` (with the measurements).
 
     References
     ----------

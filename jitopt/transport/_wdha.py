@@ -179,9 +179,8 @@ def wdha(problem, x0=None, *, variant="sharp", maxiter=None, tol=1e-12, xtol=Non
     -----
     Inputs with zero weight are not touched. With non-square grids the cells are rectangles of
     the unit square. :func:`sga` solves the same problem in a quarter to two fifths of
-    the time, less closely on most of the measured inputs (on four balls at :math:`128^3`, two
-    threads: 45 s against 127 s, covariance error 0.29 against 0.09 %). See
-    :doc:`/theory/wdha`.
+    the time, less closely on most of the measured inputs. See :doc:`/theory/wdha` (with
+    the measurements).
 
     References
     ----------
